@@ -1,0 +1,100 @@
+import { z } from "zod";
+
+/**
+ * The catalog: the single source of truth for what a tenant serves. One tenant holds several
+ * skills; each skill is its own MCP endpoint with its own downstream servers, tool policy and
+ * experts. `catalog-problems.ts` turns zod issues into messages that name the JSON path and
+ * the fix; keep the `.describe()` texts short, they also become the editor JSON Schema.
+ */
+
+/** MCP tool names: 1-64 of [A-Za-z0-9_.-] (2025-11-25 "Tool names" guidance; clients reject others). */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Server ids become the `server__tool` namespace prefix, so they may not contain `__`. */
+export const SERVER_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]|_(?!_)){0,31}$/;
+export const SKILL_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]*$/;
+
+export const DEFAULT_SKILL = "default";
+
+const headerValue = z
+  .string()
+  .describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
+
+export const downstreamServerSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }).optional().describe("Remote MCP endpoint (Streamable HTTP or legacy SSE)."),
+    binding: z
+      .string()
+      .regex(/^[A-Z][A-Z0-9_]*$/)
+      .optional()
+      .describe("A service binding to another Worker that serves MCP; `url` then only supplies the path."),
+    transport: z.enum(["streamable-http", "sse", "auto"]).default("auto"),
+    headers: z.record(z.string(), headerValue).default({}),
+    connect_timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
+    call_timeout_ms: z.number().int().min(100).max(600_000).default(60_000),
+    tool_list_ttl_ms: z.number().int().min(0).max(86_400_000).default(300_000),
+    description: z.string().max(500).optional(),
+  })
+  .strict();
+
+export const budgetSchema = z
+  .object({
+    max_steps: z.number().int().min(1).max(50).default(8),
+    timeout_ms: z.number().int().min(1_000).max(600_000).default(60_000),
+    max_output_tokens: z.number().int().min(16).max(200_000).default(2_048),
+    max_tool_calls: z.number().int().min(0).max(200).default(16),
+    max_tool_result_bytes: z.number().int().min(256).max(1_000_000).default(16_384),
+  })
+  .strict();
+
+export const expertSchema = z
+  .object({
+    name: z.string().regex(TOOL_NAME_PATTERN),
+    description: z.string().min(1).max(2_000),
+    arguments: z
+      .record(z.string(), z.unknown())
+      .default({ type: "object", properties: { query: { type: "string" } }, required: ["query"] })
+      .describe("JSON Schema of the tool's arguments (an object schema)."),
+    internal_tools: z.record(z.string(), z.array(z.string().min(1)).min(1)).default({}),
+    provider: z.enum(["workers-ai", "google", "openai-compatible"]).default("workers-ai"),
+    model: z.string().min(1).optional(),
+    /** For openai-compatible: the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama. */
+    base_url: z.url().optional(),
+    /** For openai-compatible: the Worker secret holding the API key, if the endpoint needs one. */
+    api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
+    system_prompt: z.string().max(20_000).optional(),
+    budget: budgetSchema.default(budgetSchema.parse({})),
+  })
+  .strict();
+
+export const toolPolicySchema = z
+  .object({
+    allowed: z.array(z.string()).default(["*"]).describe("Glob patterns over `server__tool` names."),
+    blocked: z.array(z.string()).default([]).describe("Glob patterns; blocked always wins."),
+  })
+  .strict();
+
+export const skillSchema = z
+  .object({
+    description: z.string().max(2_000).optional(),
+    servers: z.record(z.string(), downstreamServerSchema).default({}),
+    tool_policy: toolPolicySchema.default(toolPolicySchema.parse({})),
+    experts: z.array(expertSchema).default([]),
+  })
+  .strict();
+
+export const catalogSchema = z
+  .object({
+    $schema: z.string().optional(),
+    skills: z.record(z.string(), skillSchema),
+  })
+  .strict();
+
+export type DownstreamServerConfig = z.output<typeof downstreamServerSchema>;
+export type Budget = z.output<typeof budgetSchema>;
+export type ExpertConfig = z.output<typeof expertSchema>;
+export type ToolPolicy = z.output<typeof toolPolicySchema>;
+export type SkillConfig = z.output<typeof skillSchema>;
+export type Catalog = z.output<typeof catalogSchema>;
+export type CatalogInput = z.input<typeof catalogSchema>;
+export type ProviderName = ExpertConfig["provider"];

@@ -1,0 +1,31 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
+
+/** A tool as listed by a downstream server (only what the runner and the cache need). */
+export type DownstreamTool = Pick<Tool, "name" | "description" | "inputSchema" | "annotations">;
+
+export interface ToolCallOptions {
+  signal?: AbortSignal;
+}
+
+/**
+ * What the runner needs from downstream servers. The ExpertSession's pool implements it over
+ * warm MCP clients; tests implement it directly. Both methods throw `DownstreamUnavailableError`
+ * (naming the server) when the server cannot be reached.
+ */
+export interface ToolSource {
+  listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]>;
+  callTool(
+    serverId: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    options?: ToolCallOptions,
+  ): Promise<CallToolResult>;
+}
+
+/** Connection lifecycle of one downstream server inside a session (reported by health). */
+export type ConnectionState =
+  | { status: "idle" }
+  | { status: "connecting"; since: number }
+  | { status: "ready"; since: number; protocolVersion?: string; transport: "streamable-http" | "sse" | "binding" }
+  | { status: "failed"; since: number; error: string; attempts: number }
+  | { status: "backing-off"; until: number; error: string; attempts: number };

@@ -1,0 +1,22 @@
+/**
+ * Secrets are set with `wrangler secret put` (or `.dev.vars` locally), never in wrangler.toml,
+ * so `wrangler types` cannot see them. Only the names the code reads directly are listed;
+ * downstream headers reference arbitrary secrets by name through `readSecret`.
+ */
+export interface KnownSecrets {
+  GOOGLE_GENERATIVE_AI_API_KEY?: string;
+  ADMIN_TOKEN?: string;
+}
+
+export type AppEnv = Env & KnownSecrets;
+
+/** A Worker secret or var by name; undefined when unset or not a string (bindings are objects). */
+export function readSecret(env: Env, name: string): string | undefined {
+  const value: unknown = Reflect.get(env, name);
+  return typeof value === "string" && value.length > 0 ? value : undefined;
+}
+
+/** Loopback-only conveniences (unauthenticated dev user, loopback downstream URLs) need this. */
+export function isLocalDevelopment(env: Env): boolean {
+  return env.ENVIRONMENT === "local" || env.ENVIRONMENT === "test";
+}

@@ -1,0 +1,71 @@
+import type { LanguageModel, ModelMessage } from "ai";
+import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
+import type { ToolSource } from "../downstream/downstream-types";
+
+export type BudgetKind = "steps" | "timeout" | "tool_calls" | "output_tokens";
+export type RunOutcome = "ok" | "budget_exhausted" | "cancelled" | "error";
+
+/** Returned to the orchestrator in `structuredContent.usage`/`_meta` and stored with the run. */
+export interface RunUsage {
+  steps: number;
+  inputTokens: number;
+  outputTokens: number;
+  toolCalls: number;
+  refusedToolCalls: number;
+  /** Bytes of downstream tool results the sub-agent read (before truncation). */
+  downstreamBytesRead: number;
+  /** Bytes of the final answer returned to the orchestrator. */
+  bytesReturned: number;
+  elapsedMs: number;
+  budgetExhausted: BudgetKind | null;
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  /** Namespaced `server__tool` as the model emitted it. */
+  name: string;
+  status: "ok" | "error" | "refused" | "truncated";
+  bytes: number;
+  elapsedMs: number;
+  error?: string;
+}
+
+export interface StepRecord {
+  index: number;
+  finishReason: string;
+  inputTokens: number;
+  outputTokens: number;
+  text: string;
+  toolCalls: ToolCallRecord[];
+}
+
+export interface StepProgress {
+  step: number;
+  maxSteps: number;
+  /** A short human description of what the sub-agent is doing, e.g. "calling docs__search". */
+  message: string;
+}
+
+export interface ExpertRunInput {
+  expert: ExpertConfig;
+  toolPolicy: ToolPolicy;
+  /** Validated tool arguments from the orchestrator. */
+  args: Record<string, unknown>;
+  /** Earlier turns of a thread, already truncated to its token budget. */
+  history?: ModelMessage[];
+  model: LanguageModel;
+  tools: ToolSource;
+  signal?: AbortSignal;
+  onStep?: (progress: StepProgress) => void;
+}
+
+export interface ExpertRunResult {
+  outcome: RunOutcome;
+  text: string;
+  usage: RunUsage;
+  steps: StepRecord[];
+  /** Set when outcome is "error": the plain-language message for the orchestrator. */
+  error?: { kind: string; message: string };
+  /** The new turns (user + assistant + tools) to append to the thread. */
+  messages: ModelMessage[];
+}

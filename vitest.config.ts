@@ -1,0 +1,49 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two projects: "workers" runs inside workerd with the real bindings; "e2e" runs in Node and
+// drives `wrangler dev --local` from outside with real MCP clients and loopback fake servers.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              // The [ai] binding would otherwise ask for a remote proxy (and an API token).
+              remoteBindings: false,
+              miniflare: {
+                bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/e2e/**", "test/unit/**"],
+            setupFiles: ["./test/apply-migrations.ts"],
+          },
+        },
+        {
+          test: {
+            name: "unit",
+            include: ["test/unit/**/*.test.ts"],
+            environment: "node",
+          },
+        },
+        {
+          test: {
+            name: "e2e",
+            include: ["test/e2e/**/*.e2e.test.ts"],
+            environment: "node",
+            testTimeout: 120_000,
+            hookTimeout: 120_000,
+            fileParallelism: false,
+          },
+        },
+      ],
+    },
+  };
+});
