@@ -24,6 +24,7 @@ export default defineConfig(async () => {
             include: ["test/**/*.test.ts"],
             exclude: ["test/e2e/**", "test/unit/**"],
             setupFiles: ["./test/apply-migrations.ts"],
+            globalSetup: ["./test/fixtures/workers-global-setup.ts"],
           },
         },
         {
