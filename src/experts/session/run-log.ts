@@ -1,0 +1,109 @@
+import type { ExpertRunResult, RunOutcome, RunUsage, StepRecord } from "../expert-types";
+
+/** The durable subset of a run: plain data only. Nothing here may hold a secret, token or closure. */
+export interface StoredRunStart {
+  id: string;
+  skill: string;
+  expert: string;
+  userId: string;
+  threadId: string | null;
+  catalogVersion: number | null;
+  provider: string;
+  model: string | null;
+  startedAt: number;
+}
+
+export interface StoredRun extends StoredRunStart {
+  outcome: RunOutcome | "running";
+  error: string | null;
+  usage: RunUsage | null;
+  endedAt: number | null;
+}
+
+export class RunLog {
+  constructor(private readonly sql: SqlStorage) {}
+
+  start(run: StoredRunStart): void {
+    this.sql.exec(
+      `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)`,
+      run.id, run.skill, run.expert, run.userId, run.threadId, run.catalogVersion, run.provider, run.model, run.startedAt,
+    );
+  }
+
+  finish(runId: string, result: Pick<ExpertRunResult, "outcome" | "usage" | "steps" | "error">, endedAt: number): void {
+    this.sql.exec(
+      `UPDATE runs SET outcome = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?`,
+      result.outcome, result.error?.message ?? null, JSON.stringify(result.usage), endedAt, runId,
+    );
+    for (const step of result.steps) this.insertStep(runId, step);
+  }
+
+  /** Marks runs a restart interrupted: nothing stays "running" forever. */
+  abandonUnfinished(endedAt: number): number {
+    return this.sql.exec(
+      `UPDATE runs SET outcome = 'error', error = 'interrupted: the session restarted during the run', ended_at = ?
+       WHERE outcome = 'running'`,
+      endedAt,
+    ).rowsWritten;
+  }
+
+  get(runId: string): StoredRun | null {
+    const row = this.sql.exec<RunRow>(`SELECT * FROM runs WHERE id = ?`, runId).toArray()[0];
+    return row ? toStoredRun(row) : null;
+  }
+
+  recent(limit: number): StoredRun[] {
+    return this.sql.exec<RunRow>(`SELECT * FROM runs ORDER BY started_at DESC LIMIT ?`, limit).toArray().map(toStoredRun);
+  }
+
+  steps(runId: string): StepRecord[] {
+    return this.sql
+      .exec<StepRow>(`SELECT * FROM run_steps WHERE run_id = ? ORDER BY step`, runId)
+      .toArray()
+      .map((row) => ({
+        index: row.step,
+        finishReason: row.finish_reason,
+        inputTokens: row.input_tokens,
+        outputTokens: row.output_tokens,
+        text: row.text,
+        toolCalls: JSON.parse(row.tool_calls) as StepRecord["toolCalls"],
+      }));
+  }
+
+  private insertStep(runId: string, step: StepRecord): void {
+    this.sql.exec(
+      `INSERT OR REPLACE INTO run_steps (run_id, step, finish_reason, input_tokens, output_tokens, text, tool_calls)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      runId, step.index, step.finishReason, step.inputTokens, step.outputTokens, step.text, JSON.stringify(step.toolCalls),
+    );
+  }
+}
+
+type RunRow = {
+  id: string; skill: string; expert: string; user_id: string; thread_id: string | null;
+  catalog_version: number | null; provider: string; model: string | null; outcome: string;
+  error: string | null; usage: string | null; started_at: number; ended_at: number | null;
+};
+type StepRow = {
+  run_id: string; step: number; finish_reason: string; input_tokens: number; output_tokens: number;
+  text: string; tool_calls: string;
+};
+
+function toStoredRun(row: RunRow): StoredRun {
+  return {
+    id: row.id,
+    skill: row.skill,
+    expert: row.expert,
+    userId: row.user_id,
+    threadId: row.thread_id,
+    catalogVersion: row.catalog_version,
+    provider: row.provider,
+    model: row.model,
+    outcome: row.outcome as StoredRun["outcome"],
+    error: row.error,
+    usage: row.usage === null ? null : (JSON.parse(row.usage) as RunUsage),
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}

@@ -1,0 +1,84 @@
+import { modelMessageSchema, type ModelMessage } from "ai";
+import { SlipsnisseError } from "../../errors";
+
+/** Thread history kept per thread; older turns are dropped first. About 4 characters a token. */
+export const THREAD_TOKEN_BUDGET = 6_000;
+const CHARS_PER_TOKEN = 4;
+
+export class UnknownThreadError extends SlipsnisseError {
+  readonly kind = "unknown_thread";
+  readonly fix = "Call the expert without `thread` to start a new conversation.";
+  constructor(readonly threadId: string) {
+    super(`Thread ${threadId} does not exist for this user and skill (threads are private to the user who started them).`);
+  }
+}
+
+export class ThreadStore {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** Threads are minted here, never taken from the client, so a handle cannot be guessed into. */
+  create(expert: string, now: number): string {
+    const id = `th_${randomId()}`;
+    this.sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES (?, ?, ?, ?)`, id, expert, now, now);
+    return id;
+  }
+
+  /** The thread's history; throws UnknownThreadError when this session never minted it. */
+  history(threadId: string): ModelMessage[] {
+    const exists = this.sql.exec(`SELECT 1 FROM threads WHERE id = ?`, threadId).toArray().length > 0;
+    if (!exists) throw new UnknownThreadError(threadId);
+    return this.sql
+      .exec<{ message: string }>(`SELECT message FROM thread_turns WHERE thread_id = ? ORDER BY seq`, threadId)
+      .toArray()
+      .flatMap((row) => {
+        const parsed = modelMessageSchema.safeParse(JSON.parse(row.message));
+        return parsed.success ? [parsed.data] : [];
+      });
+  }
+
+  append(threadId: string, messages: readonly ModelMessage[], now: number, budget = THREAD_TOKEN_BUDGET): void {
+    const last = this.sql
+      .exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId)
+      .one().seq ?? -1;
+    messages.forEach((message, i) => {
+      const json = JSON.stringify(message);
+      this.sql.exec(
+        `INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES (?, ?, ?, ?)`,
+        threadId, last + 1 + i, json, Math.ceil(json.length / CHARS_PER_TOKEN),
+      );
+    });
+    this.sql.exec(`UPDATE threads SET updated_at = ? WHERE id = ?`, now, threadId);
+    this.trim(threadId, budget);
+  }
+
+  /** Drops the oldest turns over budget, never cutting between an assistant tool call and its result. */
+  private trim(threadId: string, budget: number): void {
+    const rows = this.sql
+      .exec<{ seq: number; approx_tokens: number; message: string }>(
+        `SELECT seq, approx_tokens, message FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC`,
+        threadId,
+      )
+      .toArray();
+    let kept = 0;
+    let cutoff: number | null = null;
+    for (const row of rows) {
+      kept += row.approx_tokens;
+      if (kept > budget) {
+        cutoff = row.seq;
+        break;
+      }
+    }
+    if (cutoff === null) return;
+    // Keep history starting at a user turn so no orphaned tool result opens the thread.
+    const firstUser = rows
+      .filter((row) => row.seq > cutoff && row.message.startsWith(`{"role":"user"`))
+      .map((row) => row.seq)
+      .at(-1);
+    this.sql.exec(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ?`, threadId, firstUser ?? cutoff + 1);
+  }
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}

@@ -1,0 +1,77 @@
+import { McpServer, fromJsonSchema, type CallToolResult, type ServerContext } from "@modelcontextprotocol/server";
+import type { UserProps } from "../auth/user-props";
+import type { CompiledSkill } from "../catalog/compiled-skill-cache";
+import type { ExpertConfig } from "../catalog/catalog-schema";
+import type { StepProgress } from "../experts/expert-types";
+import { log } from "../observability/logger";
+import { expertInputSchema, splitThread } from "./expert-tool-schema";
+import { toToolResult } from "./expert-tool-result";
+import { sessionName } from "./session-name";
+
+export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
+
+export interface ExpertServerContext {
+  env: Env;
+  skill: CompiledSkill;
+  user: UserProps;
+}
+
+/**
+ * A fresh MCP server for one request (createMcpHandler builds one per request in both
+ * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
+ * everything a follow-up needs is in the thread handle and the user's ExpertSession.
+ */
+export function buildExpertServer({ env, skill, user }: ExpertServerContext): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: { listChanged: true } },
+    instructions: skill.config.description,
+  });
+  for (const expert of skill.config.experts) {
+    server.registerTool(
+      expert.name,
+      { description: expert.description, inputSchema: fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert)) },
+      (args, ctx) => callExpert(env, skill, user, expert, args, ctx),
+    );
+  }
+  return server;
+}
+
+async function callExpert(
+  env: Env,
+  skill: CompiledSkill,
+  user: UserProps,
+  expert: ExpertConfig,
+  rawArgs: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
+  const runId = crypto.randomUUID();
+  const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill.name, user.userId)));
+  const { args, thread } = splitThread(rawArgs);
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  const onProgress =
+    progressToken === undefined
+      ? undefined
+      : (progress: StepProgress) =>
+          ctx.mcpReq.notify({
+            method: "notifications/progress",
+            params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
+          });
+  // Closing the stream (2026-07-28) or a cancel on this exchange aborts the run in the session.
+  const onAbort = () => void stub.cancel(runId).catch(() => undefined);
+  ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const result = await stub.callExpert(
+      { runId, skill: skill.name, expert: expert.name, args, user, ...(thread ? { thread } : {}) },
+      onProgress,
+    );
+    return toToolResult(result);
+  } catch (error) {
+    log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
+    return {
+      isError: true,
+      content: [{ type: "text", text: `Expert "${expert.name}" could not run: its session failed (run ${runId}). Try again; if it persists, an admin can look up the run.` }],
+    };
+  } finally {
+    ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+  }
+}

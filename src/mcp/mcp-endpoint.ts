@@ -1,0 +1,69 @@
+import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
+import { z } from "zod";
+import { userPropsSchema, type UserProps } from "../auth/user-props";
+import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { buildExpertServer } from "./expert-mcp-server";
+
+/**
+ * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
+ * Identity arrives as validated UserProps from the auth layer (OAuth grant props, or the
+ * loopback dev user); this module never sees a token.
+ */
+export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
+
+/** Progress and SSE comment frames this often let workerd notice a vanished client (STACK.md). */
+const KEEP_ALIVE_MS = 1_000;
+
+const requestPropsSchema = z.object({ user: userPropsSchema, skill: z.custom<CompiledSkill>() });
+
+// createMcpHandler matches one exact route; a handler per skill path, built once per isolate.
+const handlers = new Map<string, StatelessMcpHandler>();
+
+function handlerFor(path: string, env: Env): StatelessMcpHandler {
+  let handler = handlers.get(path);
+  if (!handler) {
+    handler = createMcpHandler(
+      () => {
+        const { user, skill } = requestPropsSchema.parse(getMcpAuthContext()?.props);
+        return buildExpertServer({ env, skill, user });
+      },
+      { route: path, keepAliveMs: KEEP_ALIVE_MS },
+    );
+    handlers.set(path, handler);
+  }
+  return handler;
+}
+
+export function skillFromPath(pathname: string): string | null {
+  const match = MCP_PATH.exec(pathname);
+  if (!match) return null;
+  return match[1] ?? "default";
+}
+
+export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext, user: UserProps): Promise<Response> {
+  const url = new URL(request.url);
+  const skillName = skillFromPath(url.pathname);
+  if (skillName === null) return new Response("Not Found", { status: 404 });
+  const skill = await loadSkill(env, skillName);
+  if (!skill) {
+    return Response.json(
+      { error: `No skill named "${skillName}" in this tenant's catalog.` },
+      { status: 404 },
+    );
+  }
+  // A context of our own: the handler reads identity from `props`, and nothing else of the
+  // inbound grant (in particular not the access token) reaches the MCP server or the tools.
+  const scoped: ExecutionContext = {
+    waitUntil: (promise) => ctx.waitUntil(promise),
+    passThroughOnException: () => ctx.passThroughOnException(),
+    abort: (reason) => ctx.abort(reason),
+    get exports() {
+      return ctx.exports;
+    },
+    get tracing() {
+      return ctx.tracing;
+    },
+    props: { user, skill },
+  };
+  return handlerFor(url.pathname, env)(request, env, scoped);
+}
