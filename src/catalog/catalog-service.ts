@@ -1,0 +1,73 @@
+import type { SkillConfig } from "./catalog-schema";
+import type { CatalogProblem } from "./catalog-problems";
+import { deleteSkill, getSkill, listSkills, restoreVersion, saveSkill, type ChangeMeta } from "./catalog-store";
+import { forgetSkill, publishSkill, type CatalogBindings } from "./compiled-skill-cache";
+import { parseCatalog } from "./parse-catalog";
+
+/**
+ * Catalog changes for the admin API and the demo loader: D1 first (the source of truth), then
+ * the changed skill's KV entry, and nothing else.
+ */
+
+export interface SkillChange {
+  skill: string;
+  version: number;
+  /** False when the submitted config equals the live one, so no version was added. */
+  changed: boolean;
+}
+export type ReplaceCatalogResult =
+  | { ok: true; versions: SkillChange[]; removed: string[] }
+  | { ok: false; problems: CatalogProblem[] };
+
+/** Saves a validated config as a new version (unless identical to the live one) and publishes it. */
+export async function saveSkillConfig(env: CatalogBindings, skill: string, config: SkillConfig, meta: ChangeMeta): Promise<SkillChange> {
+  const live = await getSkill(env.DB, skill);
+  if (live && JSON.stringify(live.config) === JSON.stringify(config)) {
+    await publishSkill(env, live);
+    return { skill, version: live.version, changed: false };
+  }
+  const version = await saveSkill(env.DB, skill, config, meta);
+  await republish(env, skill);
+  return { skill, version, changed: true };
+}
+
+export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string): Promise<number> {
+  const restored = await restoreVersion(env.DB, skill, version, author);
+  await republish(env, skill);
+  return restored;
+}
+
+export async function removeSkill(env: CatalogBindings, skill: string): Promise<boolean> {
+  const existed = await deleteSkill(env.DB, skill);
+  await forgetSkill(env, skill);
+  return existed;
+}
+
+/**
+ * Validates a whole catalog (or seed config) and makes it the tenant's catalog: every skill in it
+ * is saved, skills not in it stop being served (their history stays and can be restored).
+ * Nothing is written when any problem is found.
+ */
+export async function replaceCatalog(env: CatalogBindings, input: unknown, author: string, note?: string): Promise<ReplaceCatalogResult> {
+  const parsed = parseCatalog(input);
+  if (!parsed.ok) return parsed;
+  const meta: ChangeMeta = note === undefined ? { author } : { author, note };
+  const versions: SkillChange[] = [];
+  for (const [skill, config] of Object.entries(parsed.catalog.skills)) {
+    versions.push(await saveSkillConfig(env, skill, config, meta));
+  }
+  const removed: string[] = [];
+  for (const { name } of await listSkills(env.DB)) {
+    if (name in parsed.catalog.skills) continue;
+    await removeSkill(env, name);
+    removed.push(name);
+  }
+  return { ok: true, versions, removed };
+}
+
+/** Publishes what D1 now says is live (not what this call wrote), in case a concurrent save won. */
+async function republish(env: CatalogBindings, skill: string): Promise<void> {
+  const live = await getSkill(env.DB, skill);
+  if (live) await publishSkill(env, live);
+  else await forgetSkill(env, skill);
+}

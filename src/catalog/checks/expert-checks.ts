@@ -1,0 +1,83 @@
+import { TOOL_NAME_PATTERN } from "../catalog-schema";
+import type { PathSegment } from "../catalog-problems";
+import { checkArgumentsSchema } from "./arguments-schema-check";
+import type { FindingSink } from "./finding-sink";
+import { suggestToolName } from "./name-suggestions";
+import { arrayItems, isRawObject, objectEntries, stringAt, type RawObject } from "./raw-json";
+
+export function checkExperts(experts: unknown, serverIds: readonly string[], at: readonly PathSegment[], sink: FindingSink): void {
+  const firstIndexByName = new Map<string, number>();
+  arrayItems(experts).forEach((expert, index) => {
+    if (!isRawObject(expert)) return;
+    const expertPath = [...at, index];
+    const name = stringAt(expert, "name");
+    if (name !== undefined) checkName(name, index, firstIndexByName, expertPath, sink);
+    checkInternalTools(expert.internal_tools, serverIds, [...expertPath, "internal_tools"], sink);
+    if (expert.arguments !== undefined) checkArgumentsSchema(expert.arguments, [...expertPath, "arguments"], sink);
+    checkProvider(expert, expertPath, sink);
+  });
+}
+
+function checkName(name: string, index: number, seen: Map<string, number>, expertPath: PathSegment[], sink: FindingSink): void {
+  const namePath = [...expertPath, "name"];
+  if (!TOOL_NAME_PATTERN.test(name)) {
+    sink.add(
+      namePath,
+      `expert name \`${name.slice(0, 80)}\` would be rejected by MCP clients: tool names are 1-64 of letters, digits, \`_\`, \`.\` and \`-\``,
+      `rename it to \`${suggestToolName(name)}\``,
+    );
+  }
+  const first = seen.get(name);
+  if (first === undefined) {
+    seen.set(name, index);
+    return;
+  }
+  sink.add(
+    namePath,
+    `expert name \`${name.slice(0, 80)}\` is already used by expert [${first}] of this skill; tool names must be unique within a skill`,
+    `rename one of them, e.g. to \`${suggestToolName(`${name}_${index + 1}`)}\``,
+  );
+}
+
+function checkInternalTools(internalTools: unknown, serverIds: readonly string[], at: PathSegment[], sink: FindingSink): void {
+  for (const [serverId, tools] of objectEntries(internalTools)) {
+    if (!serverIds.includes(serverId)) {
+      sink.add(
+        [...at, serverId],
+        `internal_tools names server \`${serverId}\`, which this skill does not define`,
+        serverIds.length > 0
+          ? `use one of the servers this skill defines: ${serverIds.map((id) => `\`${id}\``).join(", ")}; or add \`${serverId}\` to the skill's servers`
+          : `add a server \`${serverId}\` to the skill's servers (this skill defines none yet)`,
+      );
+    }
+    arrayItems(tools).forEach((tool, index) => {
+      if (typeof tool !== "string" || !tool.includes("__")) return;
+      const prefix = `${serverId}__`;
+      sink.add(
+        [...at, serverId, index],
+        `internal tool name \`${tool}\` contains \`__\`, which is reserved as the \`server__tool\` separator`,
+        tool.startsWith(prefix)
+          ? `write \`${tool.slice(prefix.length)}\`: the server prefix is added automatically`
+          : "use the downstream tool's own name as that server lists it, without any `server__` prefix",
+      );
+    });
+  }
+}
+
+function checkProvider(expert: RawObject, expertPath: PathSegment[], sink: FindingSink): void {
+  const provider = expert.provider ?? "workers-ai";
+  const hasBaseUrl = expert.base_url !== undefined;
+  if (provider === "openai-compatible" && !hasBaseUrl) {
+    sink.add(
+      [...expertPath, "base_url"],
+      "provider `openai-compatible` needs `base_url`, the endpoint to send requests to",
+      'set `base_url`, e.g. "http://127.0.0.1:11434/v1" for Ollama or "https://openrouter.ai/api/v1", and `api_key_secret` if it needs a key',
+    );
+  } else if ((provider === "google" || provider === "workers-ai") && hasBaseUrl) {
+    sink.add(
+      [...expertPath, "base_url"],
+      `\`base_url\` has no meaning for provider \`${provider}\`, whose endpoint is fixed`,
+      "remove `base_url`, or set `provider` to `openai-compatible` if you meant a custom endpoint",
+    );
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Every place Slipsnisse keeps state, in one list: D1 tables, KV key prefixes and Durable Object
+ * SQLite tables, each with why it exists. Add yours here when you add a store. Rule for all of
+ * them: no secret values, tokens or closures are ever written (headers keep `${SECRET_NAME}`
+ * references; secrets are read from the Worker env at use time).
+ *
+ * D1 (binding DB), schema in migrations/ — the source of truth, read on cache misses and by admin:
+ *   catalog_versions  (skill, version) → validated SkillConfig JSON, author, note, created_at.
+ *                     Append-only history, so every change is attributable and restorable.
+ *   skills            name → current_version, updated_at. The live pointer; no row = not served.
+ *
+ * KV (binding CACHE) — read on the hot path (every MCP request needs its skill's experts):
+ *   skill:<name>      CompiledSkill {name, version, config} of the live version. One key per skill
+ *                     so that changing a skill rewrites only its own key. Written on save, on
+ *                     restore and on a cache miss; deleted with the skill. KV is eventually
+ *                     consistent across locations (up to about 60 s), which is why the version
+ *                     travels with the config and runs record it.
+ *   downstream-tools:<skill>:<serverId>:<configHash>  a downstream server's tool list
+ *                     {tools, fetchedAt, expiresAt} (src/downstream/tool-list-cache.ts). The hash
+ *                     of the server's config (headers as `${NAME}` templates, never values) makes a
+ *                     config change a miss. `expiresAt` is checked on read because KV's own
+ *                     expirationTtl cannot go below 60 s.
+ *
+ * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
+ *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
+ *
+ * Durable Object ExpertSession (SQLite, one per tenant+skill+user), schema in
+ * src/experts/session/session-schema.ts:
+ *   runs, run_steps   one row per expert call and per model step (usage, outcome, tool calls).
+ *   threads, thread_turns  follow-up conversations bound to the session's user.
+ */
+
+export const D1_TABLES = {
+  catalogVersions: "catalog_versions",
+  skills: "skills",
+} as const;
+
+export const KV_PREFIXES = {
+  compiledSkill: "skill:",
+  downstreamTools: "downstream-tools:",
+} as const;
+
+/** KV key of a skill's compiled catalog entry in CACHE. */
+export function compiledSkillKey(skill: string): string {
+  return `${KV_PREFIXES.compiledSkill}${skill}`;
+}
+
+/** KV key of one downstream server's cached tool list in CACHE. */
+export function downstreamToolsKey(skill: string, serverId: string, configHash: string): string {
+  return `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
+}
