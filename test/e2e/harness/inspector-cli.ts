@@ -1,0 +1,67 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+/** The bin behind `npx @modelcontextprotocol/inspector`, run under this Node (it needs >= 22.19). */
+const inspectorBin = fileURLToPath(
+  new URL("../../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", import.meta.url),
+);
+
+export interface InspectorCliOptions {
+  timeoutMs?: number;
+  /** `--header "Name: value"` pairs. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Runs the MCP Inspector CLI (`inspector --cli <args>`) to completion and returns its stdout
+ * parsed as JSON. MCP_CATALOG_PATH points at a throwaway file so nothing is written to ~.
+ */
+export async function runInspectorCli(args: readonly string[], options: InspectorCliOptions = {}): Promise<unknown> {
+  const dir = await mkdtemp(join(tmpdir(), "slipsnisse-inspector-"));
+  const headerArgs = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ["--header", `${name}: ${value}`]);
+  const child = spawn(process.execPath, [inspectorBin, "--cli", ...args, ...headerArgs], {
+    env: { ...process.env, MCP_CATALOG_PATH: join(dir, "mcp.json"), NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  try {
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+        reject(new Error(`inspector --cli ${args.join(" ")} took over ${timeoutMs} ms\n${stderr.slice(-2000)}`));
+      }, timeoutMs);
+      child.once("error", reject);
+      child.once("exit", (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    if (code !== 0) throw new Error(`inspector --cli ${args.join(" ")} exited ${code}:\n${stderr.slice(-2000)}${stdout.slice(-1000)}`);
+    try {
+      return JSON.parse(stdout) as unknown;
+    } catch {
+      throw new Error(`inspector --cli printed no JSON:\n${stdout.slice(0, 2000)}`);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const toolsListSchema = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) });
+
+/** `inspector --cli <url> --transport http --method tools/list`, the tool names it saw. */
+export async function inspectorListToolNames(url: string, options: InspectorCliOptions = {}): Promise<string[]> {
+  const listed = await runInspectorCli([url, "--transport", "http", "--method", "tools/list"], options);
+  const parsed = toolsListSchema.safeParse(listed);
+  if (!parsed.success) throw new Error(`inspector tools/list gave no tools array: ${JSON.stringify(listed).slice(0, 500)}`);
+  return parsed.data.tools.map((tool) => tool.name);
+}

@@ -1,0 +1,112 @@
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+export { runInspectorCli } from "./inspector-cli";
+
+/**
+ * The real MCP clients the end-to-end tests drive the Worker with:
+ * - `v2-2025`: SDK v2 Client, plain 2025 handshake (`initialize`, the SDK's default, 2025-11-25)
+ * - `v2-2025-06-18`: SDK v2 Client restricted to 2025-06-18 (`supportedProtocolVersions`)
+ * - `v2-2026`: SDK v2 Client pinned to 2026-07-28 (`server/discover`, no protocol session)
+ * - `v1-http`: SDK v1 Client over Streamable HTTP (its latest 2025 revision)
+ * - `v1-sse`: SDK v1 Client over legacy HTTP+SSE (2024-11-05)
+ * - `v2-sse`: SDK v2 Client over legacy HTTP+SSE
+ */
+export type McpClientKind = "v2-2025" | "v2-2025-06-18" | "v2-2026" | "v1-http" | "v1-sse" | "v2-sse";
+
+export const ALL_HTTP_CLIENT_KINDS = ["v2-2025", "v2-2025-06-18", "v2-2026", "v1-http"] as const;
+
+export interface ToolCallResult {
+  content: Array<{ type: string; text?: string }>;
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+}
+
+export interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** One connected client, whatever its SDK generation: the calls the tests need. */
+export interface McpTestClient {
+  kind: McpClientKind;
+  /** The protocol revision the connection negotiated (undefined for SDK v1, which does not expose it). */
+  protocolVersion: string | undefined;
+  listTools(): Promise<ListedTool[]>;
+  callTool(name: string, args: Record<string, unknown>, onProgress?: (p: Progress) => void): Promise<ToolCallResult>;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** Extra headers on every request, e.g. `Authorization: Bearer …`. */
+  headers?: Record<string, string>;
+  /** Per-request timeout (ms); the SDKs default to 60 s. */
+  timeoutMs?: number;
+}
+
+function v2Options(kind: McpClientKind): ConstructorParameters<typeof Client>[1] {
+  if (kind === "v2-2026") return { versionNegotiation: { mode: { pin: "2026-07-28" } } };
+  if (kind === "v2-2025-06-18") return { supportedProtocolVersions: ["2025-06-18"] };
+  return {};
+}
+
+async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
+  const client = new Client({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" }, v2Options(kind));
+  const requestInit = { headers: options.headers ?? {} };
+  const transport =
+    kind === "v2-sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  await client.connect(transport);
+  const timeout = options.timeoutMs;
+  return {
+    kind,
+    protocolVersion: client.getNegotiatedProtocolVersion(),
+    // `bypass`: the v2 client caches lists for the server's ttlMs; the tests measure the server.
+    listTools: async () => (await client.listTools(undefined, { cacheMode: "bypass", timeout })).tools,
+    callTool: async (name, args, onProgress) =>
+      client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true }),
+    close: () => client.close(),
+  };
+}
+
+async function connectV1(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
+  const client = new ClientV1({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" });
+  const requestInit = { headers: options.headers ?? {} };
+  const transport =
+    kind === "v1-sse" ? new SSEClientTransportV1(url, { requestInit }) : new StreamableHTTPClientTransportV1(url, { requestInit });
+  await client.connect(transport);
+  const timeout = options.timeoutMs;
+  return {
+    kind,
+    protocolVersion: transport instanceof StreamableHTTPClientTransportV1 ? transport.protocolVersion : undefined,
+    listTools: async () => (await client.listTools(undefined, { timeout })).tools,
+    callTool: async (name, args, onProgress) => {
+      const result = await client.callTool({ name, arguments: args }, undefined, {
+        timeout,
+        onprogress: onProgress,
+        resetTimeoutOnProgress: true,
+      });
+      return result as ToolCallResult;
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Connects one real MCP client of the given kind to `url` (e.g. `${dev.baseUrl}/mcp`). */
+export async function connectMcpClient(kind: McpClientKind, url: string, options: ConnectOptions = {}): Promise<McpTestClient> {
+  const target = new URL(url);
+  return kind.startsWith("v1-") ? connectV1(kind, target, options) : connectV2(kind, target, options);
+}
+
+/** The text parts of a tool result, joined. */
+export function resultText(result: ToolCallResult): string {
+  return result.content.map((part) => part.text ?? "").join("");
+}

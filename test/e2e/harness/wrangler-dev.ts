@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./free-port";
+import { LogTail } from "./log-tail";
+import { killProcessGroup } from "./process-group";
+import { offlineWranglerEnv, repoRoot, runWrangler, wranglerArgv } from "./wrangler-command";
+
+export interface WranglerDevOptions {
+  /** Extra `--var NAME:VALUE` pairs; ENVIRONMENT defaults to "local". */
+  vars?: Record<string, string>;
+  /** Path polled until the Worker answers; any HTTP status counts as ready. */
+  readyPath?: string;
+  readyTimeoutMs?: number;
+  /** The project whose wrangler.toml is run (default: this repository). */
+  projectDir?: string;
+  /** Keep the persisted D1/KV/DO state directory after stop (for debugging). */
+  keepState?: boolean;
+}
+
+export interface WranglerDev {
+  /** e.g. http://127.0.0.1:41234 (no trailing slash) */
+  baseUrl: string;
+  port: number;
+  /** The process group id (= the spawned child's pid); every wrangler/workerd process is in it. */
+  pgid: number;
+  persistDir: string;
+  /** Milliseconds from spawn until the Worker first answered over HTTP. */
+  startupMs: number;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+async function applyMigrations(projectDir: string, persistDir: string): Promise<void> {
+  const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
+  const result = await runWrangler(args, { cwd: projectDir });
+  if (result.code !== 0) {
+    throw new Error(`wrangler d1 migrations apply failed (exit ${result.code}):\n${result.output.slice(-3000)}`);
+  }
+}
+
+async function answersHttp(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    await response.arrayBuffer();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntilReady(child: ChildProcess, url: string, timeoutMs: number, tail: LogTail): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`wrangler dev exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail.text()}`);
+    }
+    if (await answersHttp(url)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`wrangler dev did not answer ${url} within ${timeoutMs} ms:\n${tail.text()}`);
+}
+
+/**
+ * Starts `wrangler dev --local` on a free loopback port with a fresh persistence directory
+ * (D1 migrations applied first). The child is spawned detached so that `stop()` can end its
+ * whole process group (wrangler plus its two workerd processes) and nothing else.
+ */
+export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
+  const projectDir = options.projectDir ?? repoRoot;
+  const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
+  await applyMigrations(projectDir, persistDir);
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const vars = { ENVIRONMENT: "local", ...options.vars };
+  const args = [
+    "dev", "--local", "--ip", "127.0.0.1", "--port", String(port),
+    "--inspector-port", String(inspectorPort), "--persist-to", persistDir,
+    "--show-interactive-dev-session=false", "--live-reload=false",
+    ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+  ];
+  const started = performance.now();
+  const child = spawn(process.execPath, wranglerArgv(args), {
+    cwd: projectDir,
+    env: offlineWranglerEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const pgid = child.pid;
+  if (pgid === undefined) throw new Error("wrangler dev could not be spawned (no pid)");
+  const tail = new LogTail();
+  child.stdout?.on("data", (chunk: Buffer) => tail.push(chunk));
+  child.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await killProcessGroup(pgid);
+    if (!options.keepState) await rm(persistDir, { recursive: true, force: true });
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(child, `${baseUrl}${options.readyPath ?? "/healthz"}`, options.readyTimeoutMs ?? 30_000, tail);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const startupMs = performance.now() - started;
+  return { baseUrl, port, pgid, persistDir, startupMs, logs: () => tail.text(), stop };
+}
