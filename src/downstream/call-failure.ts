@@ -1,0 +1,47 @@
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import type { SlipsnisseError } from "../errors";
+import {
+  DownstreamCallAbortedError,
+  DownstreamProtocolError,
+  DownstreamTimeoutError,
+  DownstreamUnavailableError,
+} from "./downstream-errors";
+import { describeFailure } from "./transport-failure";
+
+const MAX_DETAIL_CHARS = 300;
+
+/** SDK errors raised while the server was reachable: the request failed, the server did not. */
+const SERVER_ALIVE_CODES: ReadonlySet<string> = new Set([
+  SdkErrorCode.InvalidResult,
+  SdkErrorCode.UnsupportedResultType,
+  SdkErrorCode.InputRequiredRoundsExceeded,
+  SdkErrorCode.ListPaginationExceeded,
+  SdkErrorCode.CapabilityNotSupported,
+  SdkErrorCode.MethodNotSupportedByProtocolVersion,
+]);
+
+export interface CallFailureContext {
+  serverId: string;
+  target: string;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+  redact: (text: string) => string;
+}
+
+/**
+ * Classify a failed request. Only DownstreamUnavailableError means "the server is gone" (the
+ * pool then drops the connection); a timeout, a cancellation or a refusal leaves it warm.
+ */
+export function classifyCallFailure(error: unknown, context: CallFailureContext): SlipsnisseError {
+  const { serverId, target, redact } = context;
+  if (context.signal?.aborted) return new DownstreamCallAbortedError(serverId, target);
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
+    return new DownstreamTimeoutError(serverId, target, context.timeoutMs);
+  }
+  const detail = () => redact(error instanceof Error ? error.message : String(error)).slice(0, MAX_DETAIL_CHARS);
+  if (error instanceof ProtocolError) return new DownstreamProtocolError(serverId, target, `JSON-RPC ${error.code}`, detail());
+  if (error instanceof SdkError && SERVER_ALIVE_CODES.has(error.code)) {
+    return new DownstreamProtocolError(serverId, target, error.code, detail());
+  }
+  return new DownstreamUnavailableError(serverId, redact(describeFailure(error)));
+}

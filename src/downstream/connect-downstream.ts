@@ -1,0 +1,95 @@
+import { Client, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
+import type { DownstreamServerConfig } from "../catalog/catalog-schema";
+import { SlipsnisseError } from "../errors";
+import { DownstreamUnavailableError } from "./downstream-errors";
+import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
+import { DedupeInboundTransport } from "./dedupe-inbound-transport";
+import { redactSecrets, resolveSecretHeaders } from "./secret-headers";
+import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
+
+export type WireTransport = "streamable-http" | "sse";
+
+/** A connected MCP client to one downstream server. Holds resolved secrets in memory only. */
+export interface DownstreamConnection {
+  readonly client: Client;
+  readonly transport: WireTransport | "binding";
+  readonly protocolVersion: string | undefined;
+  /** Scrub this connection's secret values out of text that came from the server. */
+  redact(text: string): string;
+  close(): Promise<void>;
+}
+
+const CLIENT_INFO = { name: "slipsnisse", version: "0.1.0" };
+
+/**
+ * Connect to one downstream server: resolve its `${SECRET}` headers, pick the transport
+ * (`auto` tries Streamable HTTP and falls back to legacy SSE when the URL rejects it), and
+ * negotiate the protocol era (`server/discover` first, `initialize` as the fallback). The
+ * whole connect, fallback included, is bounded by connect_timeout_ms.
+ * Throws DownstreamUnavailableError naming the server.
+ */
+export async function connectDownstream(
+  serverId: string,
+  config: DownstreamServerConfig,
+  env: Env,
+): Promise<DownstreamConnection> {
+  let secretValues: readonly string[] = [];
+  const redact = (text: string) => redactSecrets(text, secretValues);
+  try {
+    // Only the configured headers go downstream: the inbound request's Authorization never
+    // reaches this layer (DESIGN rule 3).
+    const resolved = resolveSecretHeaders(serverId, config.headers, env);
+    secretValues = resolved.secretValues;
+    const fetch = downstreamFetch(serverId, config, env);
+    const url = downstreamUrl(config);
+    const deadline = AbortSignal.timeout(config.connect_timeout_ms);
+    const order: WireTransport[] = config.transport === "auto" ? ["streamable-http", "sse"] : [config.transport];
+    for (const [index, kind] of order.entries()) {
+      const transport =
+        kind === "sse"
+          ? new DedupeInboundTransport(new SSEClientTransport(url, { requestInit: { headers: resolved.headers }, fetch }))
+          : new StreamableHTTPClientTransport(url, { requestInit: { headers: resolved.headers }, fetch });
+      try {
+        const client = await connectWithin(transport, deadline, config.connect_timeout_ms);
+        return {
+          client,
+          transport: config.binding === undefined ? kind : "binding",
+          protocolVersion: client.getNegotiatedProtocolVersion(),
+          redact,
+          close: () => client.close().catch(() => undefined),
+        };
+      } catch (error) {
+        const more = index < order.length - 1;
+        if (!(more && isStreamableHttpRejection(error))) throw error;
+      }
+    }
+    throw new Error("no transport left to try");
+  } catch (error) {
+    if (error instanceof DownstreamUnavailableError) throw error;
+    if (error instanceof SlipsnisseError) throw new DownstreamUnavailableError(serverId, error.message, error);
+    throw new DownstreamUnavailableError(serverId, redact(describeFailure(error)));
+  }
+}
+
+/**
+ * `client.connect` bounds the handshake requests with `timeout`, but not opening an SSE stream
+ * that never answers; the race closes the client then, which aborts the stream.
+ */
+async function connectWithin(transport: Transport, deadline: AbortSignal, timeoutMs: number): Promise<Client> {
+  const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto" } });
+  if (deadline.aborted) throw new Error(`connect timed out after ${timeoutMs} ms`);
+  let onAbort: (() => void) | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(new Error(`connect timed out after ${timeoutMs} ms`));
+    deadline.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([client.connect(transport, { timeout: timeoutMs, signal: deadline }), timedOut]);
+    return client;
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  } finally {
+    if (onAbort !== undefined) deadline.removeEventListener("abort", onAbort);
+  }
+}

@@ -1,0 +1,186 @@
+import type { CallToolResult } from "@modelcontextprotocol/client";
+import type { DownstreamServerConfig } from "../catalog/catalog-schema";
+import { untilAborted } from "./abortable";
+import { classifyCallFailure } from "./call-failure";
+import { connectDownstream, type DownstreamConnection } from "./connect-downstream";
+import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
+import { DownstreamCallAbortedError, DownstreamUnavailableError, UnknownDownstreamServerError } from "./downstream-errors";
+import { toDownstreamTool } from "./downstream-tool-schema";
+import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource } from "./downstream-types";
+import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
+import { redactDeep } from "./secret-headers";
+import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
+
+export interface DownstreamPoolOptions {
+  env: Env;
+  skill: string;
+  servers: Readonly<Record<string, DownstreamServerConfig>>;
+  /** Where tool lists are cached; defaults to env.CACHE. */
+  cache?: KVNamespace;
+  backoff?: BackoffPolicy;
+  now?: () => number;
+}
+
+/**
+ * The ToolSource of one skill inside an ExpertSession: one warm MCP client per downstream
+ * server, connected on first use. A server that fails affects only its own calls (DESIGN rule
+ * 5); the others keep working. Not safe to share across skills: caches are keyed by skill.
+ */
+export class DownstreamPool implements ToolSource {
+  private readonly entries = new Map<string, PoolEntry>();
+  private readonly toolCache: ToolListCache;
+  private readonly backoff: BackoffPolicy;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(private readonly options: DownstreamPoolOptions) {
+    this.now = options.now ?? Date.now;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.toolCache = new ToolListCache(options.cache ?? options.env.CACHE, options.skill, this.now);
+    for (const [serverId, config] of Object.entries(options.servers)) {
+      this.entries.set(serverId, newPoolEntry(serverId, config));
+    }
+  }
+
+  async listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]> {
+    const entry = this.entry(serverId);
+    if (entry.tools !== undefined && entry.tools.expiresAt > this.now()) return entry.tools.tools;
+    if (entry.listing === undefined) {
+      const listing = this.refreshTools(entry).finally(() => {
+        if (entry.listing === listing) entry.listing = undefined;
+      });
+      listing.catch(() => undefined); // awaited by callers; this only silences a listing all of them abandoned
+      entry.listing = listing;
+    }
+    return untilAborted(entry.listing, options?.signal, () => new DownstreamCallAbortedError(serverId, "tools/list"));
+  }
+
+  async callTool(
+    serverId: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    options?: ToolCallOptions,
+  ): Promise<CallToolResult> {
+    const entry = this.entry(serverId);
+    const signal = options?.signal;
+    const connection = await this.connection(entry, signal, toolName);
+    try {
+      return await connection.client.callTool(
+        { name: toolName, arguments: args },
+        { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) },
+      );
+    } catch (error) {
+      throw this.failure(entry, connection, toolName, error, signal);
+    }
+  }
+
+  /** Per-server connection state for health; servers never used are "idle". */
+  states(): Record<string, ConnectionState> {
+    const now = this.now();
+    return Object.fromEntries([...this.entries].map(([serverId, entry]) => [serverId, reportedState(entry, now)]));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const open: DownstreamConnection[] = [];
+    for (const entry of this.entries.values()) {
+      if (entry.connection !== undefined) open.push(entry.connection);
+      entry.connection = undefined;
+      entry.state = { status: "idle" };
+    }
+    await Promise.all(open.map((connection) => connection.close()));
+  }
+
+  private entry(serverId: string): PoolEntry {
+    const entry = this.entries.get(serverId);
+    if (entry === undefined) throw new UnknownDownstreamServerError(this.options.skill, serverId);
+    return entry;
+  }
+
+  private async refreshTools(entry: PoolEntry): Promise<readonly DownstreamTool[]> {
+    const cached = await this.toolCache.read(entry.serverId, entry.config);
+    if (cached !== undefined) {
+      entry.tools = cached;
+      return cached.tools;
+    }
+    const connection = await this.connection(entry, undefined, "tools/list");
+    let result: Awaited<ReturnType<typeof connection.client.listTools>>;
+    try {
+      result = await connection.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" });
+    } catch (error) {
+      throw this.failure(entry, connection, "tools/list", error, undefined);
+    }
+    // A hostile server could echo our credentials into a description; nothing cached may hold them.
+    const tools = result.tools
+      .map((tool) => toDownstreamTool(redactDeep(tool, connection.redact)))
+      .filter((tool): tool is DownstreamTool => tool !== null);
+    const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
+    entry.tools = await this.toolCache.write(entry.serverId, entry.config, tools, ttlMs);
+    return entry.tools.tools;
+  }
+
+  /** The warm connection, or the shared in-flight connect, or a new connect (unless backing off). */
+  private connection(entry: PoolEntry, signal: AbortSignal | undefined, target: string): Promise<DownstreamConnection> {
+    const aborted = () => new DownstreamCallAbortedError(entry.serverId, target);
+    if (signal?.aborted) return Promise.reject(aborted());
+    if (entry.connection !== undefined) return Promise.resolve(entry.connection);
+    if (this.closed) return Promise.reject(new DownstreamUnavailableError(entry.serverId, "the session is shutting down"));
+    if (entry.connecting === undefined) {
+      const { state } = entry;
+      const now = this.now();
+      if (state.status === "backing-off" && state.until > now) {
+        const seconds = Math.ceil((state.until - now) / 1000);
+        return Promise.reject(new DownstreamUnavailableError(entry.serverId, `${state.error} (next attempt in ${seconds} s)`));
+      }
+      const connecting = this.connect(entry).finally(() => {
+        if (entry.connecting === connecting) entry.connecting = undefined;
+      });
+      connecting.catch(() => undefined); // see listTools
+      entry.connecting = connecting;
+    }
+    return untilAborted(entry.connecting, signal, aborted);
+  }
+
+  private async connect(entry: PoolEntry): Promise<DownstreamConnection> {
+    entry.state = { status: "connecting", since: this.now() };
+    try {
+      const connection = await connectDownstream(entry.serverId, entry.config, this.options.env);
+      if (this.closed) {
+        await connection.close();
+        throw new DownstreamUnavailableError(entry.serverId, "the session is shutting down");
+      }
+      markReady(entry, connection, this.now());
+      // A legacy SSE stream that drops closes the client; the next call then reconnects.
+      connection.client.onclose = () => {
+        if (entry.connection === connection) markFailed(entry, "the connection closed", this.now(), this.backoff);
+      };
+      return connection;
+    } catch (error) {
+      const failure =
+        error instanceof DownstreamUnavailableError ? error : new DownstreamUnavailableError(entry.serverId, String(error));
+      if (!this.closed) markFailed(entry, failure.reason, this.now(), this.backoff);
+      throw failure;
+    }
+  }
+
+  private failure(
+    entry: PoolEntry,
+    connection: DownstreamConnection,
+    target: string,
+    error: unknown,
+    signal: AbortSignal | undefined,
+  ): Error {
+    const failure = classifyCallFailure(error, {
+      serverId: entry.serverId,
+      target,
+      timeoutMs: entry.config.call_timeout_ms,
+      signal,
+      redact: connection.redact,
+    });
+    if (failure instanceof DownstreamUnavailableError && entry.connection === connection) {
+      markFailed(entry, failure.reason, this.now(), this.backoff);
+      void connection.close();
+    }
+    return failure;
+  }
+}
