@@ -68,4 +68,6 @@ export interface ExpertRunResult {
   error?: { kind: string; message: string };
   /** The new turns (user + assistant + tools) to append to the thread. */
   messages: ModelMessage[];
+  /** What the runner left out and why (unlisted or blocked tools, unavailable servers), for the run record. */
+  notes?: string[];
 }

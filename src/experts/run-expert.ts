@@ -1,0 +1,106 @@
+import { generateText, isStepCount } from "ai";
+import type { ModelMessage } from "ai";
+import { SlipsnisseError } from "../errors";
+import { raceWithSignal, runSignals } from "./abort";
+import { describeModelError } from "./describe-model-error";
+import { buildExpertToolset } from "./expert-toolset";
+import type { ExpertToolset } from "./expert-toolset";
+import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import { composeAnswer } from "./final-answer";
+import defaultSystemPrompt from "./prompts/default-system-prompt.md";
+import finalStepNote from "./prompts/final-step-note.md";
+import { RunBudget } from "./run-budget";
+import { RunRecorder } from "./run-recorder";
+import { assembleResult } from "./run-result";
+import type { RunEnd } from "./run-result";
+import { MalformedToolArgumentsError } from "./runner-errors";
+import { describeStep } from "./step-progress";
+import { buildUserMessage } from "./user-message";
+
+/** Provider retries (429, 5xx) back off 2 s, then 4 s; the run's signal cuts the wait short. */
+const MODEL_MAX_RETRIES = 2;
+/** Malformed tool arguments go back to the model this many times; one more ends the run. */
+export const MAX_MALFORMED_TOOL_INPUTS = 2;
+
+/**
+ * Runs one expert call: a bounded generateText tool loop over the expert's whitelisted
+ * downstream tools. Every budget in `expert.budget` is enforced; running out returns what was
+ * gathered. Cancellation, model failures and unavailable tools come back as outcomes, not throws.
+ */
+export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
+  const startedAt = Date.now();
+  const { expert } = input;
+  const limits = expert.budget;
+  const signals = runSignals(limits.timeout_ms, input.signal);
+  const budget = new RunBudget(limits);
+  const recorder = new RunRecorder();
+  const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
+  let toolset: ExpertToolset | undefined;
+  const end = (fields: Omit<RunEnd, "userMessage" | "notes">): ExpertRunResult =>
+    assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt);
+  const serverNotes = () => (toolset?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
+
+  try {
+    const ctx = { source: input.tools, budget, recorder };
+    const tools = await raceWithSignal(buildExpertToolset(expert, input.toolPolicy, ctx, signals.signal), signals.signal);
+    toolset = tools;
+    const instructions = expert.system_prompt ?? defaultSystemPrompt;
+    let currentStep = 0;
+    const loop = generateText({
+      model: input.model,
+      instructions,
+      messages: [...(input.history ?? []), userMessage],
+      tools: tools.tools,
+      stopWhen: [isStepCount(limits.max_steps), () => budget.mustStop() || recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS],
+      maxOutputTokens: budget.remainingOutputTokens(),
+      maxRetries: MODEL_MAX_RETRIES,
+      abortSignal: signals.signal,
+      prepareStep: ({ stepNumber }) => {
+        // The last step (or any step after the tool budget is spent) gets no tools, so the model
+        // answers from what it has instead of ending the run on an unanswered tool call.
+        const lastChance = tools.names.length > 0 && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+        return {
+          maxOutputTokens: budget.remainingOutputTokens(),
+          ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
+        };
+      },
+      onStepStart: ({ stepNumber }) => {
+        currentStep = stepNumber;
+      },
+      onLanguageModelCallEnd: ({ content }) => {
+        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part.toolName] : []));
+        reportStep(input, currentStep + 1, describeStep(calls));
+      },
+      onStepEnd: (step) => {
+        recorder.recordStep(step);
+        budget.addOutputTokens(step.usage.outputTokens);
+      },
+    });
+    loop.catch(() => undefined);
+    await raceWithSignal(loop, signals.signal);
+  } catch (error) {
+    if (signals.cancelled()) return end({ outcome: "cancelled", text: "The expert call was cancelled by the caller." });
+    if (signals.timedOut()) {
+      return end({ outcome: "budget_exhausted", exhausted: "timeout", text: composeAnswer(recorder, limits, "timeout", serverNotes()) });
+    }
+    const described = SlipsnisseError.is(error) ? error : describeModelError(error, expert);
+    return end({ outcome: "error", text: described.toolMessage, error: described });
+  }
+
+  if (recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS) {
+    const error = new MalformedToolArgumentsError(expert.name, recorder.invalidInputs, [...new Set(recorder.invalidInputTools)]);
+    return end({ outcome: "error", text: error.toolMessage, error });
+  }
+  const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
+  const text = composeAnswer(recorder, limits, exhausted, serverNotes());
+  return end({ outcome: exhausted ? "budget_exhausted" : "ok", text, exhausted });
+}
+
+/** Progress is best effort: a caller that went away must not end the run. */
+function reportStep(input: ExpertRunInput, step: number, message: string): void {
+  try {
+    input.onStep?.({ step, maxSteps: input.expert.budget.max_steps, message });
+  } catch {
+    // The run goes on and is still recorded.
+  }
+}

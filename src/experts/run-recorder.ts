@@ -1,0 +1,84 @@
+import { NoSuchToolError } from "ai";
+import type { ModelMessage, StepResult, ToolSet } from "ai";
+import type { StepRecord, ToolCallRecord } from "./expert-types";
+
+/** A call's record plus the text the model saw, kept for the budget-exhausted summary. */
+interface CallEntry {
+  record: ToolCallRecord;
+  modelText?: string;
+}
+
+/**
+ * Everything a run gathered, filled from the tool adapter (as calls finish) and the loop's step
+ * callback (as steps finish), so a run cut short by its clock still reports what it had.
+ */
+export class RunRecorder {
+  readonly steps: StepRecord[] = [];
+  readonly responseMessages: ModelMessage[] = [];
+  private readonly calls = new Map<string, CallEntry>();
+  inputTokens = 0;
+  outputTokens = 0;
+  downstreamBytesRead = 0;
+  invalidInputs = 0;
+  readonly invalidInputTools: string[] = [];
+  lastText = "";
+
+  recordCall(record: ToolCallRecord, modelText?: string): void {
+    this.calls.set(record.toolCallId, { record, ...(modelText === undefined ? {} : { modelText }) });
+  }
+
+  recordStep(step: StepResult<ToolSet>): StepRecord {
+    const toolCalls: ToolCallRecord[] = [];
+    for (const part of step.content) {
+      if (part.type !== "tool-call") continue;
+      toolCalls.push(this.callRecord(part.toolCallId, part.toolName, part.dynamic ? part : undefined));
+    }
+    const record: StepRecord = {
+      index: this.steps.length,
+      finishReason: step.finishReason,
+      inputTokens: step.usage.inputTokens ?? 0,
+      outputTokens: step.usage.outputTokens ?? 0,
+      text: step.text,
+      toolCalls,
+    };
+    this.steps.push(record);
+    this.responseMessages.push(...step.response.messages);
+    this.inputTokens += record.inputTokens;
+    this.outputTokens += record.outputTokens;
+    if (step.text.trim().length > 0) this.lastText = step.text;
+    return record;
+  }
+
+  /** Calls the model emitted that never reached the adapter are refused (unknown name) or malformed. */
+  private callRecord(id: string, name: string, dynamic: { invalid?: boolean; error?: unknown } | undefined): ToolCallRecord {
+    const known = this.calls.get(id);
+    if (known) return known.record;
+    let record: ToolCallRecord;
+    if (dynamic?.invalid && NoSuchToolError.isInstance(dynamic.error)) {
+      record = { toolCallId: id, name, status: "refused", bytes: 0, elapsedMs: 0, error: "not available to this expert" };
+    } else if (dynamic?.invalid) {
+      this.invalidInputs++;
+      this.invalidInputTools.push(name);
+      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, error: "malformed arguments" };
+    } else {
+      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, error: "not executed" };
+    }
+    this.calls.set(id, { record });
+    return record;
+  }
+
+  allCalls(): ToolCallRecord[] {
+    return [...this.calls.values()].map((entry) => entry.record);
+  }
+
+  refusedCount(): number {
+    return this.allCalls().filter((call) => call.status === "refused").length;
+  }
+
+  /** What successful calls returned (as the model saw it), newest last. */
+  gatheredResults(): Array<{ name: string; text: string }> {
+    return [...this.calls.values()]
+      .filter((entry) => entry.modelText !== undefined && (entry.record.status === "ok" || entry.record.status === "truncated"))
+      .map((entry) => ({ name: entry.record.name, text: entry.modelText ?? "" }));
+  }
+}

@@ -1,0 +1,51 @@
+import type { ModelMessage } from "ai";
+import type { SlipsnisseError } from "../errors";
+import type { BudgetKind, ExpertRunResult, RunOutcome } from "./expert-types";
+import { utf8Length } from "./result-truncation";
+import type { RunBudget } from "./run-budget";
+import type { RunRecorder } from "./run-recorder";
+
+export interface RunEnd {
+  outcome: RunOutcome;
+  text: string;
+  exhausted?: BudgetKind | null;
+  error?: SlipsnisseError;
+  /** The user turn of this run; the thread keeps it with the model's turns unless the run failed. */
+  userMessage: ModelMessage;
+  notes: string[];
+}
+
+/** Shapes what the run gathered into the result the session stores and returns. */
+export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBudget, startedAt: number): ExpertRunResult {
+  return {
+    outcome: end.outcome,
+    text: end.text,
+    usage: {
+      steps: recorder.steps.length,
+      inputTokens: recorder.inputTokens,
+      outputTokens: recorder.outputTokens,
+      toolCalls: budget.toolCallsUsed,
+      refusedToolCalls: recorder.refusedCount(),
+      downstreamBytesRead: recorder.downstreamBytesRead,
+      bytesReturned: utf8Length(end.text),
+      elapsedMs: Date.now() - startedAt,
+      budgetExhausted: end.exhausted ?? null,
+    },
+    steps: recorder.steps,
+    ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),
+    messages: threadMessages(end, recorder),
+    notes: end.notes,
+  };
+}
+
+/**
+ * The turns to append to the thread: the user turn, the completed steps, and the returned text
+ * as an assistant turn when the model's own last turn was not that text (a summary, a tool
+ * result). Failed and cancelled runs add nothing.
+ */
+function threadMessages(end: RunEnd, recorder: RunRecorder): ModelMessage[] {
+  if (end.outcome === "error" || end.outcome === "cancelled") return [];
+  const messages: ModelMessage[] = [end.userMessage, ...recorder.responseMessages];
+  if (messages.at(-1)?.role !== "assistant") messages.push({ role: "assistant", content: end.text });
+  return messages;
+}

@@ -1,0 +1,60 @@
+import { dynamicTool } from "ai";
+import type { Tool } from "ai";
+import type { DownstreamTool, ToolSource } from "../downstream/downstream-types";
+import { raceWithSignal } from "./abort";
+import { truncateUtf8 } from "./result-truncation";
+import type { RunBudget } from "./run-budget";
+import type { RunRecorder } from "./run-recorder";
+import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "./runner-errors";
+import { toolInputSchema } from "./tool-input-schema";
+import { toolResultText } from "./tool-result-text";
+
+export interface ToolAdapterContext {
+  source: ToolSource;
+  budget: RunBudget;
+  recorder: RunRecorder;
+}
+
+/**
+ * One whitelisted downstream tool as an AI SDK tool. Its execute counts against max_tool_calls
+ * (refusing past it), passes the run's signal downstream, flattens and truncates the result, and
+ * records the call. Failures become tool errors the model reads; an abort propagates.
+ */
+export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: DownstreamTool, exposedName: string): Tool {
+  const maxBytes = ctx.budget.limits.max_tool_result_bytes;
+  return dynamicTool({
+    description: tool.description ?? `${tool.name} (from ${serverId})`,
+    inputSchema: toolInputSchema(tool.inputSchema),
+    execute: async (input, { toolCallId, abortSignal }) => {
+      if (!ctx.budget.tryStartToolCall()) {
+        ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "refused", bytes: 0, elapsedMs: 0, error: "tool-call budget spent" });
+        throw new ToolCallBudgetSpentError(exposedName, ctx.budget.limits.max_tool_calls);
+      }
+      const started = Date.now();
+      const elapsed = () => Date.now() - started;
+      let result;
+      try {
+        const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
+        result = await raceWithSignal(call, abortSignal);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: 0, elapsedMs: elapsed(), error: message });
+        throw error;
+      }
+      const cut = truncateUtf8(toolResultText(result), maxBytes);
+      ctx.recorder.downstreamBytesRead += cut.totalBytes;
+      if (result.isError) {
+        ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: cut.totalBytes, elapsedMs: elapsed(), error: "the tool reported an error" });
+        throw new DownstreamToolReportedError(exposedName, cut.text);
+      }
+      const status = cut.truncated ? "truncated" : "ok";
+      ctx.recorder.recordCall({ toolCallId, name: exposedName, status, bytes: cut.totalBytes, elapsedMs: elapsed() }, cut.text);
+      return cut.text;
+    },
+  });
+}
+
+function asArguments(input: unknown): Record<string, unknown> {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return {};
+  return Object.fromEntries(Object.entries(input));
+}
