@@ -11,6 +11,10 @@ export const userPropsSchema = z.object({
   login: z.string().min(1),
   email: z.string().optional(),
   role: z.enum(["member", "admin"]),
+  /** Which identity provider signed the user in; membership is re-checked against it at refresh. */
+  idp: z.enum(["dev", "github", "oidc", "cloudflare-access"]).optional(),
+  /** OIDC group claim values seen at sign-in, re-matched against ALLOWED_GROUPS at refresh. */
+  groups: z.array(z.string()).optional(),
 });
 
 export type UserProps = z.infer<typeof userPropsSchema>;

@@ -1,0 +1,108 @@
+import { authorizationErrorRedirect, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AuthConfig } from "./auth-config";
+import { messagePage } from "./auth-pages";
+import { authorizationFailure } from "./authorization-failure";
+import { consentPage } from "./consent-page";
+import type { IdentityProvider, UpstreamData } from "./identity/identity-provider";
+import { userIdFor } from "./identity/upstream-identity";
+import { isMemberRemoved } from "./member-removals";
+import { decideMembership } from "./membership-policy";
+import { randomToken } from "./pkce";
+import type { UserProps } from "./user-props";
+
+export interface AuthAppContext {
+  config: AuthConfig;
+  /** This server's public origin: issuer, resource and callback base. */
+  origin: string;
+  idp: IdentityProvider;
+  oauth(env: Env): OAuthHelpers;
+}
+
+export const authPaths = ["/authorize", "/auth/callback"] as const;
+/** What this server grants; roles, not scopes, separate members from admins. */
+export const grantedScopes = ["mcp"];
+
+const upstreamDataSchema = z.object({ verifier: z.string().min(43), nonce: z.string().min(16) });
+
+/**
+ * The interactive half of OAuth: consent, then the upstream sign-in, then membership, then the
+ * grant. Order matters (upstream-sign-in.md): `state` exists only after consent, and no grant
+ * is written before membership is decided.
+ */
+export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+  const callbackUrl = `${context.origin}/auth/callback`;
+
+  app.get("/authorize", async (c) => {
+    try {
+      const oauth = context.oauth(c.env);
+      const request = await oauth.parseAuthRequest(c.req.raw);
+      const details = await oauth.describeConsent(request);
+      const consent = await oauth.beginConsent(request);
+      return consentPage(details, consent.handle, context.idp.name, consent.headers);
+    } catch (error) {
+      return authorizationFailure(error);
+    }
+  });
+
+  app.post("/authorize", async (c) => {
+    try {
+      const oauth = context.oauth(c.env);
+      const form = await c.req.formData();
+      const handle = String(form.get("handle") ?? "");
+      if (form.get("decision") !== "approve") {
+        const denied = await oauth.denyConsent(c.req.raw, handle);
+        return new Response(null, { status: 302, headers: denied.headers });
+      }
+      const approved = await oauth.approveConsent(c.req.raw, handle);
+      const data: UpstreamData = { verifier: randomToken(), nonce: randomToken() };
+      const upstream = await oauth.beginUpstream(approved.request, { data, headers: approved.headers });
+      upstream.headers.set("Location", await context.idp.authorizeUrl({ state: upstream.state, callbackUrl, data }));
+      return new Response(null, { status: 302, headers: upstream.headers });
+    } catch (error) {
+      return authorizationFailure(error);
+    }
+  });
+
+  app.get("/auth/callback", async (c) => {
+    const oauth = context.oauth(c.env);
+    let resumed;
+    try {
+      resumed = await oauth.finishUpstream(c.req.raw);
+    } catch (error) {
+      return authorizationFailure(error);
+    }
+    const { request, headers } = resumed;
+    if (c.req.query("error") !== undefined) {
+      headers.set("Location", authorizationErrorRedirect(request, "access_denied", "The identity provider did not sign you in."));
+      return new Response(null, { status: 302, headers });
+    }
+    try {
+      const data = upstreamDataSchema.parse(resumed.data);
+      const identity = await context.idp.finish({ request: c.req.raw, callbackUrl, data });
+      const userId = userIdFor(identity);
+      const decision = (await isMemberRemoved(c.env, userId))
+        ? { member: false as const, reason: `${identity.login} was removed from this team` }
+        : decideMembership(context.config, identity);
+      if (!decision.member) {
+        return messagePage(403, "Not a member of this team", `${decision.reason}, so no access was granted. Ask an admin of this Slipsnisse server to add you.`, headers);
+      }
+      const props: UserProps = { userId, login: identity.login, email: identity.email, role: decision.role, idp: identity.provider, groups: identity.groups };
+      const { redirectTo } = await oauth.completeAuthorization({
+        request,
+        userId,
+        metadata: { idp: identity.provider, login: identity.login },
+        scope: grantedScopes,
+        props,
+      });
+      headers.set("Location", redirectTo);
+      return new Response(null, { status: 302, headers });
+    } catch (error) {
+      return authorizationFailure(error, headers);
+    }
+  });
+
+  return app;
+}

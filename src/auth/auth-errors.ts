@@ -1,0 +1,43 @@
+import { SlipsnisseError } from "../errors";
+
+/** A var or secret the auth code reads is missing or malformed. Raised at the first request. */
+export class AuthConfigError extends SlipsnisseError {
+  readonly kind = "auth-config";
+  readonly fix: string;
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+    fix: string,
+  ) {
+    super(`Auth configuration: ${variable} ${problem}.`);
+    this.fix = fix;
+  }
+}
+
+/** The dev identity provider was reached outside loopback or outside a local environment. */
+export class DevSignInRefusedError extends SlipsnisseError {
+  readonly kind = "dev-sign-in-refused";
+  readonly fix =
+    "IDP=dev is only for `npm start` on 127.0.0.1/localhost with ENVIRONMENT=local. Set IDP to github, oidc or cloudflare-access for a deployed tenant.";
+  constructor(
+    readonly host: string,
+    readonly environment: string,
+  ) {
+    super(
+      `The dev identity provider refuses to sign anyone in here (host "${host}", ENVIRONMENT "${environment}").`,
+    );
+  }
+}
+
+/** The upstream identity provider answered something we cannot turn into an identity. */
+export class UpstreamSignInError extends SlipsnisseError {
+  readonly kind = "upstream-sign-in";
+  readonly fix = "Start the connection again from your MCP client. If it keeps failing, ask the server's operator to check the identity provider settings.";
+  constructor(
+    readonly provider: string,
+    readonly step: string,
+    readonly detail: string,
+  ) {
+    super(`Sign-in with ${provider} failed at ${step}: ${detail}.`);
+  }
+}

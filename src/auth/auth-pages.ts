@@ -1,0 +1,32 @@
+/** Every page the auth flow renders: no framing, no caching, no scripts, nothing loaded. */
+export const pageSecurityHeaders: Record<string, string> = {
+  "Content-Type": "text/html; charset=utf-8",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+  "Cache-Control": "no-store",
+  "Referrer-Policy": "no-referrer",
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+/** A page shell; `body` must already be escaped HTML. */
+export function renderPage(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}
+code{background:#f3f3f3;padding:0 .25rem}button{font:inherit;padding:.4rem 1rem;margin-right:.5rem}
+.warn{background:#fff4e5;padding:.5rem .75rem;border-left:4px solid #f0a030}</style></head>
+<body>${body}</body></html>`;
+}
+
+/** A plain message page (errors, refusals). Extra headers (cookie clearing) are merged in. */
+export function messagePage(status: number, title: string, message: string, extra?: Headers): Response {
+  const headers = new Headers(extra);
+  for (const [name, value] of Object.entries(pageSecurityHeaders)) headers.set(name, value);
+  headers.delete("Location");
+  const body = `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`;
+  return new Response(renderPage(title, body), { status, headers });
+}

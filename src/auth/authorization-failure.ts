@@ -1,0 +1,33 @@
+import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
+import { DevSignInRefusedError, UpstreamSignInError } from "./auth-errors";
+import { messagePage } from "./auth-pages";
+import { SlipsnisseError } from "../errors";
+
+/**
+ * Maps a failure in the sign-in flow to what the browser should get (consent-page.md's table):
+ * a redirect back to the client only when the library validated its redirect URI, otherwise a
+ * local page. Anything unexpected is rethrown and surfaces as a 500.
+ */
+export function authorizationFailure(error: unknown, headers?: Headers): Response {
+  if (error instanceof AuthorizationError && error.redirectTo) {
+    const redirect = new Headers(headers);
+    redirect.set("Location", error.redirectTo);
+    return new Response(null, { status: 302, headers: redirect });
+  }
+  if (error instanceof AuthorizationError) {
+    return messagePage(400, "This sign-in cannot continue", `${error.description}. Start the connection again from your MCP client.`, headers);
+  }
+  if (error instanceof CimdFetchError) {
+    return messagePage(400, "This app could not be verified", "Its client metadata document could not be fetched or is invalid.", headers);
+  }
+  if (error instanceof DevSignInRefusedError) {
+    return messagePage(403, "Dev sign-in refused", error.toolMessage, headers);
+  }
+  if (error instanceof UpstreamSignInError) {
+    return messagePage(502, "Sign-in failed", error.toolMessage, headers);
+  }
+  if (SlipsnisseError.is(error)) {
+    return messagePage(500, "Sign-in is misconfigured", error.toolMessage, headers);
+  }
+  throw error;
+}

@@ -1,0 +1,141 @@
+import { getOAuthApi, OAuthProvider, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import { type AuthConfig, type AuthVars, readAuthConfig } from "./auth-config";
+import { createAuthApp, authPaths, grantedScopes } from "./auth-app";
+import { AuthConfigError } from "./auth-errors";
+import { type AuthenticatedApiHandler, guardApiHandler } from "./api-handler-guard";
+import { assertDevAllowed } from "./identity/dev-identity-provider";
+import { selectIdentityProvider, type UpstreamFetch } from "./identity/select-identity-provider";
+import { canonicalResourceRequest } from "./resource-indicator";
+import { refreshMembershipCheck } from "./refresh-membership-check";
+import { DevSignInRefusedError } from "./auth-errors";
+import { messagePage } from "./auth-pages";
+
+/** Everything under these prefixes needs a valid access token (DESIGN: the MCP surface and admin API). */
+export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
+
+export interface PlainHandler {
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;
+}
+
+export interface CreateOAuthWorkerOptions {
+  /** The MCP surface and admin API; `ctx.props` is the signed-in user, the token is gone. */
+  apiHandler: AuthenticatedApiHandler;
+  /** Unauthenticated routes (health, dashboard shell) after the auth routes; 404 if absent. */
+  defaultHandler?: PlainHandler;
+  /** Vars that win over the Worker's env (tests, tools). */
+  config?: AuthVars;
+  /** Outbound fetch for the upstream identity provider (tests hand in a fake issuer). */
+  upstreamFetch?: UpstreamFetch;
+}
+
+interface Built {
+  config: AuthConfig;
+  provider: OAuthProvider<Env>;
+}
+
+/**
+ * The Worker's front door: workers-oauth-provider in its combined role (authorization server
+ * plus this server as the one protected resource), the sign-in app on /authorize, and the API
+ * handler behind it. The resource is the server's origin, so one audience covers /mcp, every
+ * /s/<skill>/mcp, legacy SSE and the admin API (the provider requires each protected route to
+ * descend from the resource). Config errors answer every request with a page naming the var.
+ */
+export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
+  const built = new Map<string, Built>();
+  let lastConfig: AuthConfig | undefined;
+  let lastEnv: Env | undefined;
+
+  function configFor(env: Env): AuthConfig {
+    if (env !== lastEnv || lastConfig === undefined) {
+      lastConfig = readAuthConfig(env, options.config);
+      lastEnv = env;
+      built.clear();
+    }
+    return lastConfig;
+  }
+
+  function providerFor(config: AuthConfig, origin: string): OAuthProvider<Env> {
+    const cached = built.get(origin);
+    if (cached && cached.config === config) return cached.provider;
+    const provider = new OAuthProvider<Env>(providerOptions(config, origin, options));
+    built.set(origin, { config, provider });
+    return provider;
+  }
+
+  return {
+    async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+      let config: AuthConfig;
+      try {
+        config = configFor(env);
+      } catch (error) {
+        if (error instanceof AuthConfigError) return messagePage(500, "Slipsnisse is misconfigured", error.toolMessage);
+        throw error;
+      }
+      const url = new URL(request.url);
+      if (config.idp.IDP === "dev") {
+        try {
+          assertDevAllowed(config, url.hostname);
+        } catch (error) {
+          if (error instanceof DevSignInRefusedError) return messagePage(500, "Dev sign-in refused", error.toolMessage);
+          throw error;
+        }
+      }
+      const origin = config.PUBLIC_URL ?? url.origin;
+      if (url.searchParams.has("access_token") && apiRoutes.some((route) => url.pathname.startsWith(route.replace(/\/$/, "")))) {
+        return queryTokenRefused(origin);
+      }
+      // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
+      // one origin's helpers from leaking into another's requests.
+      return providerFor(config, origin).fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
+    },
+  } satisfies ExportedHandler<Env>;
+}
+
+function providerOptions(config: AuthConfig, origin: string, options: CreateOAuthWorkerOptions): OAuthProviderOptions<Env> {
+  const idp = selectIdentityProvider(config, options.upstreamFetch ?? ((input, init) => fetch(input, init)));
+  const metadataUrl = `${origin}/.well-known/oauth-protected-resource`;
+  const providerOpts: OAuthProviderOptions<Env> = {
+    apiRoute: apiRoutes,
+    apiHandler: guardApiHandler(options.apiHandler, () => metadataUrl),
+    defaultHandler: {
+      fetch(request, env, ctx) {
+        const path = new URL(request.url).pathname;
+        if (authPaths.some((authPath) => authPath === path)) return authApp.fetch(request, env, ctx);
+        if (options.defaultHandler) return options.defaultHandler.fetch(request, env, ctx);
+        return new Response("Not found", { status: 404 });
+      },
+    },
+    authorizeEndpoint: `${origin}/authorize`,
+    tokenEndpoint: `${origin}/token`,
+    clientRegistrationEndpoint: `${origin}/register`,
+    scopesSupported: grantedScopes,
+    resourceMetadata: {
+      resource: origin,
+      authorization_servers: [origin],
+      bearer_methods_supported: ["header"],
+      resource_name: "Slipsnisse",
+    },
+    accessTokenTTL: config.ACCESS_TOKEN_TTL,
+    refreshTokenTTL: config.REFRESH_TOKEN_TTL,
+    clientRegistrationTTL: config.CLIENT_REGISTRATION_TTL,
+    // Advertised only when the Worker also has the global_fetch_strictly_public flag (SSRF guard).
+    clientIdMetadataDocumentEnabled: true,
+    tokenExchangeCallback: refreshMembershipCheck(config, idp),
+  };
+  const authApp = createAuthApp({ config, origin, idp, oauth: (env) => getOAuthApi(providerOpts, env) });
+  return providerOpts;
+}
+
+/** OAuth 2.1 §5.2 / RFC 9700: bearer tokens in URLs leak into logs and referrers; never accept them. */
+function queryTokenRefused(origin: string): Response {
+  return new Response(
+    JSON.stringify({ error: "invalid_request", error_description: "Access tokens in the query string are not accepted; send Authorization: Bearer <token>." }),
+    {
+      status: 400,
+      headers: {
+        "Content-Type": "application/json",
+        "WWW-Authenticate": `Bearer error="invalid_request", resource_metadata="${origin}/.well-known/oauth-protected-resource"`,
+      },
+    },
+  );
+}

@@ -1,0 +1,34 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+
+// Beside the provider's own records in OAUTH_KV, under a prefix it never reads or purges.
+const prefix = "slipsnisse-removed-member:";
+
+/**
+ * Takes a member out now, whatever the identity provider still says: marks the userId removed
+ * (sign-in and refresh check the mark) and revokes every grant they hold, so their access and
+ * refresh tokens stop working at once. For the admin API.
+ */
+export async function removeMember(env: Env, oauth: OAuthHelpers, userId: string): Promise<number> {
+  await env.OAUTH_KV.put(`${prefix}${userId}`, JSON.stringify({ removedAt: Date.now() }));
+  let revoked = 0;
+  let cursor: string | undefined;
+  // Bounded: a user has few grants; 50 pages of the provider's default page size is far beyond that.
+  for (let page = 0; page < 50; page += 1) {
+    const result = await oauth.listUserGrants(userId, cursor === undefined ? {} : { cursor });
+    for (const grant of result.items) {
+      await oauth.revokeGrant(grant.id, userId);
+      revoked += 1;
+    }
+    cursor = result.cursor;
+    if (cursor === undefined) break;
+  }
+  return revoked;
+}
+
+export async function restoreMember(env: Env, userId: string): Promise<void> {
+  await env.OAUTH_KV.delete(`${prefix}${userId}`);
+}
+
+export async function isMemberRemoved(env: Env, userId: string): Promise<boolean> {
+  return (await env.OAUTH_KV.get(`${prefix}${userId}`)) !== null;
+}
