@@ -1,6 +1,6 @@
 import type { SkillConfig } from "./catalog-schema";
 import type { CatalogProblem } from "./catalog-problems";
-import { deleteSkill, getSkill, listSkills, restoreVersion, saveSkill, type ChangeMeta } from "./catalog-store";
+import { deleteSkill, getSkill, listSkills, restoreVersion, saveSkill, saveSkills, type ChangeMeta } from "./catalog-store";
 import { forgetSkill, publishSkill, type CatalogBindings } from "./compiled-skill-cache";
 import { parseCatalog } from "./parse-catalog";
 
@@ -22,7 +22,7 @@ export type ReplaceCatalogResult =
 /** Saves a validated config as a new version (unless identical to the live one) and publishes it. */
 export async function saveSkillConfig(env: CatalogBindings, skill: string, config: SkillConfig, meta: ChangeMeta): Promise<SkillChange> {
   const live = await getSkill(env.DB, skill);
-  if (live && JSON.stringify(live.config) === JSON.stringify(config)) {
+  if (live && sameConfig(live.config, config)) {
     await publishSkill(env, live);
     return { skill, version: live.version, changed: false };
   }
@@ -44,25 +44,35 @@ export async function removeSkill(env: CatalogBindings, skill: string): Promise<
 }
 
 /**
- * Validates a whole catalog (or seed config) and makes it the tenant's catalog: every skill in it
- * is saved, skills not in it stop being served (their history stays and can be restored).
- * Nothing is written when any problem is found.
+ * Validates a whole catalog (or seed config) and makes it the tenant's catalog in one D1
+ * transaction: every changed skill gets a new version, skills not in it stop being served (their
+ * history stays and can be restored). Nothing is written when any problem is found.
  */
 export async function replaceCatalog(env: CatalogBindings, input: unknown, author: string, note?: string): Promise<ReplaceCatalogResult> {
   const parsed = parseCatalog(input);
   if (!parsed.ok) return parsed;
   const meta: ChangeMeta = note === undefined ? { author } : { author, note };
+  const skills = Object.entries(parsed.catalog.skills);
+  const live = await Promise.all(skills.map(([skill]) => getSkill(env.DB, skill)));
+  const toSave = skills.filter(([, config], index) => !sameConfig(live[index]?.config, config)).map(([skill, config]) => ({ skill, config }));
+  const removed = (await listSkills(env.DB)).map(({ name }) => name).filter((name) => !(name in parsed.catalog.skills));
+
+  const savedVersions = await saveSkills(env.DB, toSave, meta, removed);
+  const saved = new Map(toSave.map(({ skill }, index) => [skill, savedVersions[index]]));
   const versions: SkillChange[] = [];
-  for (const [skill, config] of Object.entries(parsed.catalog.skills)) {
-    versions.push(await saveSkillConfig(env, skill, config, meta));
+  for (const [index, [skill]] of skills.entries()) {
+    const version = saved.get(skill);
+    const unchanged = live[index];
+    if (version !== undefined) await republish(env, skill);
+    else if (unchanged) await publishSkill(env, unchanged);
+    versions.push({ skill, version: version ?? unchanged?.version ?? 0, changed: version !== undefined });
   }
-  const removed: string[] = [];
-  for (const { name } of await listSkills(env.DB)) {
-    if (name in parsed.catalog.skills) continue;
-    await removeSkill(env, name);
-    removed.push(name);
-  }
+  for (const skill of removed) await forgetSkill(env, skill);
   return { ok: true, versions, removed };
+}
+
+function sameConfig(a: SkillConfig | undefined, b: SkillConfig): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** Publishes what D1 now says is live (not what this call wrote), in case a concurrent save won. */

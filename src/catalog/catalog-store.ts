@@ -32,25 +32,48 @@ export interface ChangeMeta {
   note?: string;
 }
 
-/**
- * Stores `config` as the next version of `skill` and makes it current, in one transaction. The
- * config passes parseCatalog again first: this is the only door into D1, so nothing (literal
- * credentials included) can be stored that the checks would refuse.
- */
+export interface SkillToSave {
+  skill: string;
+  config: SkillConfig;
+}
+
+/** Stores `config` as the next version of `skill` and makes it current; returns the version. */
 export async function saveSkill(db: D1Database, skill: string, config: SkillConfig, meta: ChangeMeta): Promise<number> {
-  const checked = parseCatalog({ skills: { [skill]: config } });
+  const [version] = await saveSkills(db, [{ skill, config }], meta);
+  if (version === undefined) throw new Error(`D1 returned no version for skill "${skill}"`);
+  return version;
+}
+
+/**
+ * Saves several skills (and stops serving `remove`) in one D1 transaction, so a catalog
+ * replacement is all or nothing. Configs pass parseCatalog again first: this is the only door
+ * into D1, so nothing the checks refuse (a literal credential, say) can be stored.
+ */
+export async function saveSkills(db: D1Database, entries: readonly SkillToSave[], meta: ChangeMeta, remove: readonly string[] = []): Promise<number[]> {
+  const checked = parseCatalog({ skills: Object.fromEntries(entries.map(({ skill, config }) => [skill, config])) });
   if (!checked.ok) throw new InvalidCatalogError(checked.problems);
-  const valid = checked.catalog.skills[skill] ?? config;
   const now = Date.now();
-  // Version numbering happens inside the INSERT, so two concurrent saves cannot pick the same one.
-  const [inserted] = await db.batch<{ version: number }>([
+  const statements = entries.flatMap(({ skill, config }) => saveStatements(db, skill, checked.catalog.skills[skill] ?? config, meta, now));
+  const deletes = remove.map((skill) => db.prepare("DELETE FROM skills WHERE name = ?1").bind(skill));
+  if (statements.length + deletes.length === 0) return [];
+  const results = await db.batch<{ version: number }>([...statements, ...deletes]);
+  return entries.map((_, index) => {
+    const version = results[index * 2]?.results[0]?.version;
+    if (typeof version !== "number") throw new Error(`D1 returned no version for skill "${entries[index]?.skill}"`);
+    return version;
+  });
+}
+
+function saveStatements(db: D1Database, skill: string, config: SkillConfig, meta: ChangeMeta, now: number): D1PreparedStatement[] {
+  return [
+    // Numbering inside the INSERT: two concurrent saves cannot pick the same version.
     db
       .prepare(
         `INSERT INTO catalog_versions (skill, version, config_json, author, note, created_at)
          SELECT ?1, COALESCE(MAX(version), 0) + 1, ?2, ?3, ?4, ?5 FROM catalog_versions WHERE skill = ?1
          RETURNING version`,
       )
-      .bind(skill, JSON.stringify(valid), meta.author, meta.note ?? null, now),
+      .bind(skill, JSON.stringify(config), meta.author, meta.note ?? null, now),
     db
       .prepare(
         `INSERT INTO skills (name, current_version, updated_at)
@@ -58,10 +81,7 @@ export async function saveSkill(db: D1Database, skill: string, config: SkillConf
          ON CONFLICT (name) DO UPDATE SET current_version = excluded.current_version, updated_at = excluded.updated_at`,
       )
       .bind(skill, now),
-  ]);
-  const version = inserted?.results[0]?.version;
-  if (typeof version !== "number") throw new Error(`D1 returned no version for skill "${skill}"`);
-  return version;
+  ];
 }
 
 export async function getSkill(db: D1Database, skill: string): Promise<StoredSkill | null> {

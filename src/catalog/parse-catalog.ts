@@ -59,5 +59,6 @@ function checkSkill(name: string, skill: unknown, sink: FindingSink): void {
 
 /** Stable sort by path, so problems of one server or expert are listed together. */
 export function inDocumentOrder(problems: CatalogProblem[]): CatalogProblem[] {
-  return problems.map((problem, index) => ({ problem, index })).sort((a, b) => (a.problem.path < b.problem.path ? -1 : a.problem.path > b.problem.path ? 1 : a.index - b.index)).map(({ problem }) => problem);
+  const byPath = (a: CatalogProblem, b: CatalogProblem) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return [...problems].sort(byPath); // Array.prototype.sort is stable (ES2019)
 }

@@ -32,8 +32,10 @@ export function problemsFromIssue(issue: Issue, root: z.ZodType, input: unknown)
     }
     case "invalid_type": {
       const value = valueAt(input, path);
-      if (value === undefined) return [{ path: at, message: `\`${String(path.at(-1) ?? "$")}\` is required`, fix: `add it (${article(issue.expected)})` }];
-      return [{ path: at, message: `expected ${article(issue.expected)}, got ${describeType(value)}`, fix: `write ${article(issue.expected)} here` }];
+      // zod calls a map of names a "record"; in a JSON document it is an object.
+      const expected = issue.expected === "record" ? "object" : issue.expected;
+      if (value === undefined) return [{ path: at, message: `\`${String(path.at(-1) ?? "$")}\` is required`, fix: `add it (${article(expected)})` }];
+      return [{ path: at, message: `expected ${article(expected)}, got ${describeType(value)}`, fix: `write ${article(expected)} here` }];
     }
     case "invalid_format":
       return [formatProblem(at, issue.format, issue.pattern)];

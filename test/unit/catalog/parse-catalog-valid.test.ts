@@ -26,3 +26,12 @@ describe("parseCatalog accepts a valid catalog", () => {
     expect(parseCatalog(catalog)).toMatchObject({ ok: true });
   });
 });
+
+describe("the catalogs the project ships", () => {
+  it("the demo catalog loaded by npm start passes every check", async () => {
+    const { readFileSync } = await import("node:fs");
+    const demo: unknown = JSON.parse(readFileSync(new URL("../../../src/demo/demo-catalog.json", import.meta.url), "utf8"));
+    const result = parseCatalog(demo);
+    expect(result.ok ? [] : result.problems).toEqual([]);
+  });
+});
