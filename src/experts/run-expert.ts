@@ -4,6 +4,7 @@ import { SlipsnisseError } from "../errors";
 import { raceWithSignal, runSignals } from "./abort";
 import { describeModelError } from "./describe-model-error";
 import { buildExpertToolset } from "./expert-toolset";
+import { trackModelFaults } from "./model-fault-tracker";
 import type { ExpertToolset } from "./expert-toolset";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import { composeAnswer } from "./final-answer";
@@ -35,6 +36,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   const budget = new RunBudget(limits);
   const recorder = new RunRecorder();
   const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
+  const tracked = trackModelFaults(input.model);
   let toolset: ExpertToolset | undefined;
   const end = (fields: Omit<RunEnd, "userMessage" | "notes">): ExpertRunResult =>
     assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt);
@@ -47,7 +49,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     const instructions = expert.system_prompt ?? defaultSystemPrompt;
     let currentStep = 0;
     const loop = generateText({
-      model: input.model,
+      model: tracked.model,
       instructions,
       messages: [...(input.history ?? []), userMessage],
       tools: tools.tools,
@@ -81,6 +83,12 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   } catch (error) {
     if (signals.cancelled()) return end({ outcome: "cancelled", text: "The expert call was cancelled by the caller." });
     if (signals.timedOut()) {
+      const failing = tracked.pendingFailure();
+      if (failing !== undefined) {
+        // The clock ran out while the provider was failing and being retried: report the provider.
+        const described = describeModelError(failing, expert);
+        return end({ outcome: "error", exhausted: "timeout", text: described.toolMessage, error: described });
+      }
       return end({ outcome: "budget_exhausted", exhausted: "timeout", text: composeAnswer(recorder, limits, "timeout", serverNotes()) });
     }
     const described = SlipsnisseError.is(error) ? error : describeModelError(error, expert);

@@ -1,13 +1,13 @@
 import { dynamicTool } from "ai";
 import type { Tool } from "ai";
 import type { DownstreamTool, ToolSource } from "../downstream/downstream-types";
+import { toolResultText } from "../downstream/tool-result-text";
 import { raceWithSignal } from "./abort";
 import { truncateUtf8 } from "./result-truncation";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
 import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "./runner-errors";
 import { toolInputSchema } from "./tool-input-schema";
-import { toolResultText } from "./tool-result-text";
 
 export interface ToolAdapterContext {
   source: ToolSource;
@@ -41,9 +41,10 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
         ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: 0, elapsedMs: elapsed(), error: message });
         throw error;
       }
-      const cut = truncateUtf8(toolResultText(result), maxBytes);
+      const flat = toolResultText(result);
+      const cut = truncateUtf8(flat.text, maxBytes);
       ctx.recorder.downstreamBytesRead += cut.totalBytes;
-      if (result.isError) {
+      if (flat.isError) {
         ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: cut.totalBytes, elapsedMs: elapsed(), error: "the tool reported an error" });
         throw new DownstreamToolReportedError(exposedName, cut.text);
       }
