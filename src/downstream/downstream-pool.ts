@@ -64,14 +64,17 @@ export class DownstreamPool implements ToolSource {
     const entry = this.entry(serverId);
     const signal = options?.signal;
     const connection = await this.connection(entry, signal, toolName);
+    let result: CallToolResult;
     try {
-      return await connection.client.callTool(
+      result = await connection.client.callTool(
         { name: toolName, arguments: args },
         { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) },
       );
     } catch (error) {
       throw this.failure(entry, connection, toolName, error, signal);
     }
+    // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
+    return redactDeep(result, connection.redact);
   }
 
   /** Per-server connection state for health; servers never used are "idle". */

@@ -25,13 +25,22 @@ export function isStreamableHttpRejection(error: unknown): boolean {
   });
 }
 
-/** A short, plain reason for a transport failure; the caller redacts it before use. */
+function describeOne(item: unknown): string {
+  if (item instanceof SdkHttpError) return `HTTP ${item.status}${item.statusText ? ` ${item.statusText}` : ""}: ${item.message}`;
+  if (item instanceof SseError) return `SSE stream failed${item.code === undefined ? "" : ` (HTTP ${item.code})`}: ${item.message}`;
+  if (item instanceof Error) return item.message || item.name;
+  return String(item);
+}
+
+/**
+ * A short, plain reason for a transport failure: the outer error and, when it wraps one, the
+ * root cause (which often holds the server's own words). The caller redacts it before use:
+ * those words may echo our credentials.
+ */
 export function describeFailure(error: unknown): string {
-  const [outer] = causeChain(error);
-  let text: string;
-  if (outer instanceof SdkHttpError) text = `HTTP ${outer.status}${outer.statusText ? ` ${outer.statusText}` : ""}: ${outer.message}`;
-  else if (outer instanceof SseError) text = `SSE stream failed${outer.code === undefined ? "" : ` (HTTP ${outer.code})`}: ${outer.message}`;
-  else if (outer instanceof Error) text = outer.message || outer.name;
-  else text = String(outer);
+  const chain = causeChain(error);
+  const outer = describeOne(chain[0]);
+  const root = chain.length > 1 ? describeOne(chain[chain.length - 1]) : "";
+  const text = root === "" || outer.includes(root) ? outer : `${outer} (cause: ${root})`;
   return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text;
 }
