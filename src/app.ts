@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { adminRoutes } from "./admin/admin-routes";
+import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
 import { serveMcp } from "./mcp/mcp-endpoint";
 
 export type AppBindings = { Bindings: Env };
@@ -13,6 +14,10 @@ export function createApp(): Hono<AppBindings> {
   app.route("/admin/api", adminRoutes());
   app.all("/mcp", (c) => mcpWithDevUser(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.all("/s/:skill/mcp", (c) => mcpWithDevUser(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  app.all("/sse/*", (c) => sseWithDevUser(c.req.raw, c.env));
+  app.all("/sse", (c) => sseWithDevUser(c.req.raw, c.env));
+  app.all("/s/:skill/sse/*", (c) => sseWithDevUser(c.req.raw, c.env));
+  app.all("/s/:skill/sse", (c) => sseWithDevUser(c.req.raw, c.env));
   return app;
 }
 
@@ -20,4 +25,10 @@ function mcpWithDevUser(request: Request, env: Env, ctx: ExecutionContext): Prom
   const user = loopbackDevUser(request, env);
   if (!user) return new Response("Unauthorized", { status: 401 });
   return serveMcp(request, env, ctx, user);
+}
+
+function sseWithDevUser(request: Request, env: Env): Promise<Response> | Response {
+  const user = loopbackDevUser(request, env);
+  if (!user) return new Response("Unauthorized", { status: 401 });
+  return serveLegacySse(request, env, user);
 }

@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 
 export { ExpertSession } from "./experts/expert-session";
+export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
 const app = createApp();
 

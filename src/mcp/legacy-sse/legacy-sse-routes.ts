@@ -1,0 +1,40 @@
+import type { UserProps } from "../../auth/user-props";
+
+/** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
+export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
+
+export async function serveLegacySse(request: Request, env: Env, user: UserProps): Promise<Response> {
+  const url = new URL(request.url);
+  const match = SSE_PATH.exec(url.pathname);
+  if (!match) return new Response("Not Found", { status: 404 });
+  const skill = match[1] ?? "default";
+  const isMessage = match[2] !== undefined;
+
+  if (!isMessage && request.method === "GET") {
+    const sessionId = crypto.randomUUID();
+    const stub = env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId));
+    const endpoint = `${url.pathname}/message?sessionId=${sessionId}`;
+    const stream = await stub.open({ sessionId, skill, user, endpoint });
+    if (!stream) return Response.json({ error: `No skill named "${skill}" in this tenant's catalog.` }, { status: 404 });
+    return new Response(stream, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+    });
+  }
+  if (isMessage && request.method === "POST") {
+    const sessionId = url.searchParams.get("sessionId");
+    if (!sessionId || !/^[0-9a-f-]{36}$/.test(sessionId)) {
+      return Response.json({ error: "Missing or malformed sessionId." }, { status: 400 });
+    }
+    const body: unknown = await request.json().catch(() => undefined);
+    if (body === undefined) return Response.json({ error: "The body must be a JSON-RPC message." }, { status: 400 });
+    const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);
+    return status === 202 ? new Response("Accepted", { status }) : Response.json({ error: sseError(status) }, { status });
+  }
+  return new Response("Method Not Allowed", { status: 405 });
+}
+
+function sseError(status: number): string {
+  if (status === 404) return "No open SSE stream for this sessionId: open GET /sse again.";
+  if (status === 403) return "This SSE session belongs to another user.";
+  return "Malformed JSON-RPC message.";
+}

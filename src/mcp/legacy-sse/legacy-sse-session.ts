@@ -1,0 +1,63 @@
+import { DurableObject } from "cloudflare:workers";
+import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
+import type { UserProps } from "../../auth/user-props";
+import { loadSkill } from "../../catalog/compiled-skill-cache";
+import { buildExpertServer } from "../expert-mcp-server";
+import { SseServerTransport } from "./sse-server-transport";
+
+const KEEP_ALIVE_MS = 15_000;
+
+export interface SseOpenRequest {
+  sessionId: string;
+  skill: string;
+  user: UserProps;
+  /** Path (with query) the client must POST its messages to. */
+  endpoint: string;
+}
+
+/**
+ * One legacy HTTP+SSE connection. The GET stream and the client's POSTs are separate HTTP
+ * requests that may land on different Worker isolates, so the stream and its MCP server live
+ * here, in a Durable Object named by the session id, where both requests meet.
+ */
+export class LegacySseSession extends DurableObject<Env> {
+  private transport: SseServerTransport | null = null;
+  private owner: string | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
+    const skill = await loadSkill(this.env, request.skill);
+    if (!skill) return null;
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const transport = new SseServerTransport(writable.getWriter(), request.sessionId);
+    transport.onclose = () => this.reset();
+    this.transport = transport;
+    this.owner = request.user.userId;
+    await buildExpertServer({ env: this.env, skill, user: request.user }).connect(transport);
+    void transport.announceEndpoint(request.endpoint);
+    this.timer = setInterval(() => void transport.keepAlive(), KEEP_ALIVE_MS);
+    return readable;
+  }
+
+  /** Returns the HTTP status for the client's POST (202 accepted, as the 2024-11-05 spec says). */
+  async deliver(userId: string, body: unknown): Promise<number> {
+    if (!this.transport || this.transport.isClosed) return 404;
+    // The session id travels in a URL; only the user who opened the stream may post to it.
+    if (userId !== this.owner) return 403;
+    let message;
+    try {
+      message = parseJSONRPCMessage(body);
+    } catch {
+      return 400;
+    }
+    this.transport.deliver(message);
+    return 202;
+  }
+
+  private reset(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.transport = null;
+    this.owner = null;
+  }
+}

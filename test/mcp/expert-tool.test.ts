@@ -1,0 +1,123 @@
+import { env } from "cloudflare:test";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replaceCatalog } from "../../src/catalog/catalog-service";
+import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
+import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
+import { sessionName } from "../../src/mcp/session-name";
+import { scriptedModel } from "../experts/scripted-model";
+import { connectClient, selfFetch, type Era } from "./mcp-test-client";
+
+// The demo docs server, reached through the Worker's own service binding: a real downstream MCP call.
+const catalog = {
+  skills: {
+    default: {
+      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      experts: [
+        {
+          name: "ask_docs",
+          description: "Answers questions from the docs.",
+          arguments: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
+          internal_tools: { docs: ["search_docs"] },
+          provider: "openai-compatible",
+          base_url: "http://127.0.0.1:9/v1",
+          model: "never-called",
+        },
+      ],
+    },
+  },
+};
+
+function textOf(result: { content?: unknown }): string {
+  const blocks = (result.content ?? []) as Array<{ type: string; text?: string }>;
+  return blocks.map((block) => block.text ?? "").join("");
+}
+
+describe("expert tools over MCP", () => {
+  let model = scriptedModel([{ text: "unused" }]);
+  beforeAll(async () => {
+    const saved = await replaceCatalog(env, catalog, "test");
+    expect(saved.ok).toBe(true);
+    setModelResolverForTests(() => model);
+  });
+  afterAll(() => setModelResolverForTests(undefined));
+
+  for (const era of ["2025", "2026"] as const satisfies readonly Era[]) {
+    describe(`${era} client`, () => {
+      let client: Client;
+      beforeAll(async () => {
+        client = await connectClient("/mcp", era);
+      });
+      afterAll(async () => client.close());
+
+      it("lists the skill's experts with their schema and the optional thread handle", async () => {
+        const { tools } = await client.listTools();
+        expect(tools.map((tool) => tool.name)).toEqual(["ask_docs"]);
+        const schema = tools[0]?.inputSchema as { properties: Record<string, unknown>; required: string[] };
+        expect(Object.keys(schema.properties).sort()).toEqual(["query", "thread"]);
+        expect(schema.required).toEqual(["query"]);
+      });
+
+      it("runs the model loop over the real downstream tool and returns only the final answer", async () => {
+        model = scriptedModel([
+          { calls: [{ name: "docs__search_docs", input: { query: "budget exhausted" } }] },
+          (options) => {
+            const prompt = JSON.stringify(options.prompt);
+            // The downstream result the model read came from the docs server, not from the test.
+            expect(prompt).toContain("budget exhausted");
+            expect(prompt).toContain("readme#");
+            return { content: [{ type: "text", text: "Budgets bound every loop." }], finishReason: { unified: "stop", raw: "stop" }, usage: { inputTokens: { total: 50, noCache: 50, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 7, text: 7, reasoning: undefined } }, warnings: [] };
+          },
+        ]);
+        const result = await client.callTool({ name: "ask_docs", arguments: { query: "What happens when a budget runs out?" } });
+        expect(result.isError).toBeFalsy();
+        expect(textOf(result)).toMatch(/^Budgets bound every loop\.\n\n\(thread: th_/);
+        expect(textOf(result)).not.toContain("readme#");
+        const usage = result._meta?.[META_USAGE] as Record<string, unknown>;
+        expect(usage).toMatchObject({ steps: 2, toolCalls: 1, refusedToolCalls: 0, budgetExhausted: null });
+        expect(usage.downstreamBytesRead as number).toBeGreaterThan(0);
+        expect(model.doGenerateCalls[0]?.tools?.map((tool) => tool.name)).toEqual(["docs__search_docs"]);
+      });
+
+      it("continues a thread and keeps the earlier turns in the model's context", async () => {
+        model = scriptedModel([{ text: "First answer." }]);
+        const first = await client.callTool({ name: "ask_docs", arguments: { query: "Remember the word marmalade." } });
+        const thread = first._meta?.[META_THREAD] as string;
+        expect(thread).toMatch(/^th_/);
+        model = scriptedModel([{ text: "Second answer." }]);
+        const second = await client.callTool({ name: "ask_docs", arguments: { query: "Which word?", thread } });
+        expect(second._meta?.[META_THREAD]).toBe(thread);
+        const prompt = JSON.stringify(model.doGenerateCalls[0]?.prompt);
+        expect(prompt).toContain("marmalade");
+        expect(prompt).toContain("First answer.");
+      });
+
+      it("refuses a bad argument with an MCP error naming the field, without running the model", async () => {
+        model = scriptedModel([{ text: "must not run" }]);
+        const result = await client.callTool({ name: "ask_docs", arguments: { query: 42 } });
+        expect(result.isError).toBe(true);
+        expect(textOf(result)).toMatch(/query/);
+        expect(model.doGenerateCalls).toHaveLength(0);
+      });
+
+      it("records the run in the user's session", async () => {
+        model = scriptedModel([{ text: "Recorded." }]);
+        const result = await client.callTool({ name: "ask_docs", arguments: { query: "anything" } });
+        const runId = result._meta?.[META_RUN] as string;
+        const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, "default", "local:dev")));
+        const run = await stub.run(runId);
+        expect(run).toMatchObject({ id: runId, expert: "ask_docs", outcome: "ok", userId: "local:dev" });
+      });
+    });
+  }
+
+  it("answers 404 for a skill the catalog does not have", async () => {
+    const response = await selfFetch("http://localhost/s/nope/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: 'No skill named "nope" in this tenant\'s catalog.' });
+  });
+});
