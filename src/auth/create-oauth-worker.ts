@@ -1,4 +1,4 @@
-import { getOAuthApi, OAuthProvider, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import { getOAuthApi, type OAuthHelpers, OAuthProvider, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
 import { type AuthConfig, type AuthVars, readAuthConfig } from "./auth-config";
 import { createAuthApp, authPaths, grantedScopes } from "./auth-app";
 import { AuthConfigError } from "./auth-errors";
@@ -31,6 +31,7 @@ export interface CreateOAuthWorkerOptions {
 interface Built {
   config: AuthConfig;
   provider: OAuthProvider<Env>;
+  options: OAuthProviderOptions<Env>;
 }
 
 /**
@@ -54,12 +55,13 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     return lastConfig;
   }
 
-  function providerFor(config: AuthConfig, origin: string): OAuthProvider<Env> {
+  function builtFor(config: AuthConfig, origin: string): Built {
     const cached = built.get(origin);
-    if (cached && cached.config === config) return cached.provider;
-    const provider = new OAuthProvider<Env>(providerOptions(config, origin, options));
-    built.set(origin, { config, provider });
-    return provider;
+    if (cached && cached.config === config) return cached;
+    const providerOpts = providerOptions(config, origin, options);
+    const fresh = { config, options: providerOpts, provider: new OAuthProvider<Env>(providerOpts) };
+    built.set(origin, fresh);
+    return fresh;
   }
 
   return {
@@ -86,9 +88,18 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       }
       // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
       // one origin's helpers from leaking into another's requests.
-      return providerFor(config, origin).fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
+      return builtFor(config, origin).provider.fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
     },
-  } satisfies ExportedHandler<Env>;
+    /**
+     * The provider's helpers (list/revoke grants, clients) for code outside a request to an
+     * auth route, such as the admin API or a cron job; `origin` as in PUBLIC_URL.
+     * Throws AuthConfigError when the config is broken.
+     */
+    helpers(env: Env, origin: string): OAuthHelpers {
+      const config = configFor(env);
+      return getOAuthApi(builtFor(config, config.PUBLIC_URL ?? origin).options, env);
+    },
+  } satisfies ExportedHandler<Env> & { helpers(env: Env, origin: string): OAuthHelpers };
 }
 
 function providerOptions(config: AuthConfig, origin: string, options: CreateOAuthWorkerOptions): OAuthProviderOptions<Env> {

@@ -1,3 +1,4 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import type { AuthVars } from "../../../src/auth/auth-config";
 import { createOAuthWorker } from "../../../src/auth/create-oauth-worker";
@@ -18,6 +19,7 @@ export const devVars: AuthVars = { IDP: "dev", DEV_USER: "alice", DEV_EMAIL: "al
 
 export interface TestWorker {
   fetch(input: string, init?: RequestInit): Promise<Response>;
+  helpers(origin: string): OAuthHelpers;
 }
 
 /** A Worker built from createOAuthWorker with an echo API handler, called in-process. */
@@ -45,5 +47,6 @@ export function authTestWorker(config: AuthVars = devVars, upstreamFetch?: Upstr
       await waitOnExecutionContext(ctx);
       return response;
     },
+    helpers: (origin) => worker.helpers(env, origin),
   };
 }
