@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCatalog } from "./harness/catalog-admin";
 import { connectMcpClient, runInspectorCli, type McpClientKind } from "./harness/mcp-clients";
 import { isLiveProcess, listProcessGroup } from "./harness/process-group";
 import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
@@ -15,6 +16,21 @@ describe("e2e harness against wrangler dev", () => {
   beforeAll(async () => {
     dev = await startWranglerDev();
     workerd = listProcessGroup(dev.pgid).filter((m) => m.command.includes("workerd")).map((m) => m.pid);
+    await loadCatalog(dev.baseUrl, {
+      skills: {
+        default: {
+          experts: [
+            {
+              name: "hello_expert",
+              description: "Says hello; no downstream servers.",
+              provider: "openai-compatible",
+              base_url: "http://127.0.0.1:9/v1",
+              model: "unused",
+            },
+          ],
+        },
+      },
+    });
   });
   afterAll(async () => {
     await dev.stop();
@@ -28,14 +44,21 @@ describe("e2e harness against wrangler dev", () => {
     expect(dev.startupMs).toBeLessThan(30_000);
   });
 
-  for (const kind of ["v2-2025", "v2-2025-06-18", "v2-2026", "v1-http"] as const) {
-    it(`connects the ${kind} MCP client and lists tools`, async () => {
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+  const clients = [
+    ["v2-2025", "/mcp"],
+    ["v2-2025-06-18", "/mcp"],
+    ["v2-2026", "/mcp"],
+    ["v1-http", "/mcp"],
+    ["v1-sse", "/sse"],
+    ["v2-sse", "/sse"],
+  ] as const;
+  for (const [kind, path] of clients) {
+    it(`connects the ${kind} MCP client to ${path} and lists the loaded catalog's expert`, async () => {
+      const client = await connectMcpClient(kind, `${dev.baseUrl}${path}`);
       try {
         if (expectedVersion[kind]) expect(client.protocolVersion).toBe(expectedVersion[kind]);
         const tools = await client.listTools();
-        expect(Array.isArray(tools)).toBe(true);
-        expect(tools.every((tool) => typeof tool.name === "string")).toBe(true);
+        expect(tools.map((tool) => tool.name)).toEqual(["hello_expert"]);
       } finally {
         await client.close();
       }
@@ -44,7 +67,7 @@ describe("e2e harness against wrangler dev", () => {
 
   it("runs the MCP Inspector CLI against the Worker", async () => {
     const listed = await runInspectorCli([`${dev.baseUrl}/mcp`, "--transport", "http", "--method", "tools/list"]);
-    expect(listed).toHaveProperty("tools");
+    expect(listed).toMatchObject({ tools: [{ name: "hello_expert" }] });
   });
 
   it("stop() ends wrangler and every workerd process, and nothing else", async () => {

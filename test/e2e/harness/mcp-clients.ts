@@ -2,6 +2,7 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@mode
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { z } from "zod";
 
 export { runInspectorCli } from "./inspector-cli";
 
@@ -21,8 +22,23 @@ export const ALL_HTTP_CLIENT_KINDS = ["v2-2025", "v2-2025-06-18", "v2-2026", "v1
 export interface ToolCallResult {
   content: Array<{ type: string; text?: string }>;
   isError?: boolean;
-  structuredContent?: Record<string, unknown>;
+  structuredContent?: unknown;
+  _meta?: Record<string, unknown>;
 }
+
+/** The fields the tests read, from either SDK's result type (v1 may answer in the old `toolResult` form). */
+function toToolCallResult(result: Record<string, unknown>): ToolCallResult {
+  const parsed = toolCallResultSchema.safeParse(result);
+  if (!parsed.success) throw new Error(`not a tools/call result: ${JSON.stringify(result).slice(0, 500)}`);
+  return parsed.data;
+}
+
+const toolCallResultSchema = z.object({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+  structuredContent: z.unknown().optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
 
 export interface ListedTool {
   name: string;
@@ -72,7 +88,9 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
     // `bypass`: the v2 client caches lists for the server's ttlMs; the tests measure the server.
     listTools: async () => (await client.listTools(undefined, { cacheMode: "bypass", timeout })).tools,
     callTool: async (name, args, onProgress) =>
-      client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true }),
+      toToolCallResult(
+        await client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true }),
+      ),
     close: () => client.close(),
   };
 }
@@ -94,7 +112,7 @@ async function connectV1(kind: McpClientKind, url: URL, options: ConnectOptions)
         onprogress: onProgress,
         resetTimeoutOnProgress: true,
       });
-      return result as ToolCallResult;
+      return toToolCallResult(result);
     },
     close: () => client.close(),
   };

@@ -8,7 +8,10 @@ import { killProcessGroup } from "./process-group";
 import { offlineWranglerEnv, repoRoot, runWrangler, wranglerArgv } from "./wrangler-command";
 
 export interface WranglerDevOptions {
-  /** Extra `--var NAME:VALUE` pairs; ENVIRONMENT defaults to "local". */
+  /**
+   * Extra `--var NAME:VALUE` pairs. Defaults: ENVIRONMENT "local" and AUTH "none", which together
+   * give loopback requests the unauthenticated dev user (admin role) instead of OAuth.
+   */
   vars?: Record<string, string>;
   /** Path polled until the Worker answers; any HTTP status counts as ready. */
   readyPath?: string;
@@ -72,7 +75,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
   await applyMigrations(projectDir, persistDir);
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const vars = { ENVIRONMENT: "local", ...options.vars };
+  const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
     "dev", "--local", "--ip", "127.0.0.1", "--port", String(port),
     "--inspector-port", String(inspectorPort), "--persist-to", persistDir,
