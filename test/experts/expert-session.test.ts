@@ -1,0 +1,125 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { inject } from "vitest";
+import type { UserProps } from "../../src/auth/user-props";
+import { replaceCatalog } from "../../src/catalog/catalog-service";
+import type { ExpertCallRequest } from "../../src/experts/expert-call";
+import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
+import { sessionName } from "../../src/mcp/session-name";
+import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
+import { scriptedModel } from "./scripted-model";
+
+const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts
+const fixtures = inject("fixtureServers");
+const echo = taggedBase(fixtures.echo, "session");
+const skill = "session-tests";
+
+const alice: UserProps = { userId: "u-alice", login: "alice", role: "member" };
+const bob: UserProps = { userId: "u-bob", login: "bob", role: "member" };
+
+function session(user: UserProps) {
+  return env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill, user.userId)));
+}
+
+function call(user: UserProps, expert: string, extra: Partial<ExpertCallRequest> = {}): ExpertCallRequest {
+  return { runId: crypto.randomUUID(), skill, expert, args: { query: "echo something" }, user, ...extra };
+}
+
+const expert = (name: string, servers: Record<string, string[]>) => ({
+  name,
+  description: `${name} expert`,
+  internal_tools: servers,
+  provider: "openai-compatible",
+  base_url: "http://127.0.0.1:9/v1",
+});
+
+describe("ExpertSession", () => {
+  let model = scriptedModel([{ text: "unused" }]);
+  beforeAll(async () => {
+    const saved = await replaceCatalog(
+      env,
+      {
+        skills: {
+          [skill]: {
+            servers: {
+              echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } },
+              gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 1000 },
+            },
+            experts: [expert("echoer", { echo: ["echo"] }), expert("needs_gone", { gone: ["echo"] })],
+          },
+        },
+      },
+      "test",
+    );
+    expect(saved.ok).toBe(true);
+    setModelResolverForTests(() => model);
+  });
+  afterAll(() => setModelResolverForTests(undefined));
+  afterEach(() => vi.restoreAllMocks());
+
+  it("never stores or logs the resolved secret of a downstream header", async () => {
+    const lines: string[] = [];
+    for (const method of ["log", "info", "warn", "error"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+    }
+    model = scriptedModel([{ calls: [{ name: "echo__echo", input: { text: "hello" } }] }, { text: "Echoed hello." }]);
+    const result = await session(alice).callExpert(call(alice, "echoer"));
+    expect(result).toMatchObject({ outcome: "ok", text: "Echoed hello." });
+    // The secret did reach the downstream server, which is the only place it may go.
+    expect((await readFixtureStats(echo)).authorizations).toContain(`Bearer ${SECRET}`);
+
+    const sessionRows = await runInDurableObject(session(alice), (_instance, state) =>
+      ["runs", "run_steps", "threads", "thread_turns"].flatMap((table) =>
+        state.storage.sql.exec(`SELECT * FROM ${table}`).toArray().map((row) => JSON.stringify(row)),
+      ),
+    );
+    const d1Rows = await env.DB.prepare("SELECT * FROM catalog_versions").all();
+    const kv = await env.CACHE.list();
+    const kvValues = await Promise.all(kv.keys.map((key) => env.CACHE.get(key.name)));
+    const everything = [...sessionRows, JSON.stringify(d1Rows.results), ...kvValues, ...lines].join("\n");
+    expect(sessionRows.length).toBeGreaterThan(2);
+    expect(everything).not.toContain(SECRET);
+    expect(everything).toContain("${FIXTURE_TOKEN}");
+  });
+
+  it("records every step of a run with its outcome", async () => {
+    model = scriptedModel([{ calls: [{ name: "echo__echo", input: { text: "a" } }] }, { text: "Done." }]);
+    const request = call(alice, "echoer");
+    await session(alice).callExpert(request);
+    const run = await session(alice).run(request.runId);
+    expect(run).toMatchObject({ outcome: "ok", expert: "echoer", userId: "u-alice", catalogVersion: expect.any(Number) });
+    expect(run?.usage).toMatchObject({ steps: 2, toolCalls: 1 });
+    const steps = await runInDurableObject(session(alice), (_instance, state) =>
+      state.storage.sql.exec<{ step: number; tool_calls: string }>("SELECT step, tool_calls FROM run_steps WHERE run_id = ?", request.runId).toArray(),
+    );
+    expect(steps).toHaveLength(2);
+    expect(steps[0]?.tool_calls).toContain("echo__echo");
+  });
+
+  it("refuses a thread handle in another user's session", async () => {
+    model = scriptedModel([{ text: "Alice's answer." }]);
+    const first = await session(alice).callExpert(call(alice, "echoer"));
+    expect(first.thread).toMatch(/^th_/);
+    model = scriptedModel([{ text: "must not run" }]);
+    const stolen = await session(bob).callExpert(call(bob, "echoer", { thread: first.thread }));
+    expect(stolen.outcome).toBe("error");
+    expect(stolen.text).toContain(`Thread ${first.thread} does not exist`);
+    expect(model.doGenerateCalls).toHaveLength(0);
+  });
+
+  it("answers with a tool error naming a dead downstream server, and the session keeps working", async () => {
+    model = scriptedModel([{ text: "must not run" }]);
+    const dead = await session(alice).callExpert(call(alice, "needs_gone"));
+    expect(dead.outcome).toBe("error");
+    expect(dead.text).toContain('"gone"');
+    model = scriptedModel([{ text: "Still fine." }]);
+    const alive = await session(alice).callExpert(call(alice, "echoer"));
+    expect(alive).toMatchObject({ outcome: "ok", text: "Still fine." });
+  });
+
+  it("answers an unknown expert with a plain error instead of throwing", async () => {
+    const result = await session(alice).callExpert(call(alice, "nobody"));
+    expect(result).toMatchObject({ outcome: "error" });
+    expect(result.text).toContain('no expert named "nobody"');
+  });
+});
