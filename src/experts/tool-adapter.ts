@@ -32,15 +32,12 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
       }
       const started = Date.now();
       const elapsed = () => Date.now() - started;
-      let result;
-      try {
-        const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
-        result = await raceWithSignal(call, abortSignal);
-      } catch (error) {
+      const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
+      const result = await raceWithSignal(call, abortSignal).catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: 0, elapsedMs: elapsed(), error: message });
         throw error;
-      }
+      });
       const flat = toolResultText(result);
       const cut = truncateUtf8(flat.text, maxBytes);
       ctx.recorder.downstreamBytesRead += cut.totalBytes;

@@ -14,6 +14,7 @@ describe("runExpert budgets", () => {
 
     expect(model.doGenerateCalls).toHaveLength(3);
     expect(model.doGenerateCalls[2]?.tools ?? []).toEqual([]);
+    expect(model.doGenerateCalls[2]?.prompt[0]?.content).toContain("no tool calls left");
     expect(source.calls).toHaveLength(2);
     expect(result.outcome).toBe("budget_exhausted");
     expect(result.usage.budgetExhausted).toBe("steps");
