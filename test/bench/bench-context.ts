@@ -1,0 +1,57 @@
+import type { FakeOpenAIServer } from "../e2e/harness/fake-openai-server";
+import { connectMcpClient, type McpClientKind, type McpTestClient, type ToolCallResult } from "../e2e/harness/mcp-clients";
+import type { WranglerDev } from "../e2e/harness/wrangler-dev";
+import type { ManyToolsServer } from "./many-tools-server";
+
+/** One figure of the report. `pass` is null for figures reported without a target. */
+export interface Figure {
+  id: string;
+  title: string;
+  value: string;
+  target: string;
+  pass: boolean | null;
+  /** Where the time goes when a target is missed, or what the figure includes. */
+  note?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface SampleSizes {
+  samples: number;
+  warmup: number;
+  maxMs: number;
+}
+
+export interface BenchContext {
+  dev: WranglerDev;
+  fake: FakeOpenAIServer;
+  /** The fixture echo server's tagged base (for /stats) and its MCP endpoint. */
+  echoBase: string;
+  echoMcpUrl: string;
+  wide: ManyToolsServer[];
+  /** The client kind every latency figure uses on both arms (the 2025 handshake, as claude.ai). */
+  kind: McpClientKind;
+  sizes: SampleSizes;
+  connect(path: string): Promise<McpTestClient>;
+  /** Reloads the catalog (a changed document, so every compiled cache is cold). */
+  reloadCatalog(generation: number): Promise<void>;
+}
+
+export function createConnector(baseUrl: string, kind: McpClientKind): (path: string) => Promise<McpTestClient> {
+  return (path) => connectMcpClient(kind, path.startsWith("http") ? path : `${baseUrl}${path}`, { timeoutMs: 120_000 });
+}
+
+/** Calls an expert and fails loudly on an error result: a bench must not time failures. */
+export async function callExpert(client: McpTestClient, name: string, query: string): Promise<ToolCallResult> {
+  const result = await client.callTool(name, { query });
+  if (result.isError) {
+    const text = result.content.map((part) => part.text ?? "").join("");
+    throw new Error(`expert ${name}("${query}") answered an error: ${text.slice(0, 1000)}`);
+  }
+  return result;
+}
+
+export async function callDirect(client: McpTestClient, name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  const result = await client.callTool(name, args);
+  if (result.isError) throw new Error(`downstream ${name} answered an error: ${JSON.stringify(result.content).slice(0, 500)}`);
+  return result;
+}

@@ -1,0 +1,96 @@
+import { startFixtureServers } from "../fixtures/fixture-servers";
+import { taggedBase } from "../fixtures/fixture-stats-client";
+import { loadCatalog } from "../e2e/harness/catalog-admin";
+import { startFakeOpenAI } from "../e2e/harness/fake-openai-server";
+import { startWranglerDev } from "../e2e/harness/wrangler-dev";
+import { benchCatalog } from "./bench-catalog";
+import { createConnector, type BenchContext, type Figure } from "./bench-context";
+import { benchModelScript } from "./bench-model-script";
+import { measureExpertBreakdown } from "./figures/expert-breakdown";
+import { measureFloor } from "./figures/f0-floor";
+import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
+import { measureFixedCost } from "./figures/m2-fixed-cost";
+import { measureToolLists } from "./figures/m3-tool-lists";
+import { measureFanOut } from "./figures/m4-fan-out";
+import { measureReinitialisation } from "./figures/m5-reinit";
+import { measureContext } from "./figures/m6-context";
+import { measureSizeAndStart } from "./figures/m7-size-start";
+import { measureThroughput } from "./figures/throughput";
+import { startManyToolsServers } from "./many-tools-server";
+import { machineInfo, renderMarkdown, writeResults, type BenchRun } from "./results-report";
+import { summarize } from "./sample-stats";
+
+/**
+ * `--quick` runs few samples (a smoke run of the bench itself); the default is the full run.
+ * `--only=F0,M3` runs some figures; `--no-write` prints without touching RESULTS.*.
+ */
+function sizesFrom(args: string[]) {
+  return args.includes("--quick") ? { samples: 20, warmup: 3, maxMs: 30_000 } : { samples: 200, warmup: 20, maxMs: 60_000 };
+}
+
+export async function runBenchmark(args: string[]): Promise<void> {
+  const started = performance.now();
+  const sizes = sizesFrom(args);
+  const fixtures = await startFixtureServers();
+  const wide = await startManyToolsServers();
+  const fake = await startFakeOpenAI({ script: benchModelScript, record: false });
+  const dev = await startWranglerDev({ readyTimeoutMs: 60_000 });
+  const figures: Figure[] = [];
+  const failures: BenchRun["failures"] = [];
+  try {
+    const echoBase = taggedBase(fixtures.urls.echo, "bench");
+    const echoMcpUrl = `${echoBase}/mcp`;
+    const catalog = benchCatalog(echoMcpUrl, wide, fake.baseURL);
+    const ctx: BenchContext = {
+      dev, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes,
+      connect: createConnector(dev.baseUrl, "v2-2025"),
+      reloadCatalog: async (generation) => {
+        const wideSkill = catalog.skills.wide;
+        await loadCatalog(dev.baseUrl, { ...catalog, skills: { ...catalog.skills, wide: { ...wideSkill, description: `generation ${generation}` } } });
+      },
+    };
+    await loadCatalog(dev.baseUrl, catalog);
+    const only = args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",");
+    const step = async (name: string, run: () => Promise<Figure[]>) => {
+      if (only && !only.includes(name)) return;
+      const t = performance.now();
+      try {
+        figures.push(...(await run()));
+      } catch (error) {
+        failures.push({ figure: name, error: error instanceof Error ? error.message : String(error) });
+      }
+      console.error(`[bench] ${name} done in ${Math.round((performance.now() - t) / 1000)} s`);
+    };
+    await step("F0", () => measureFloor(ctx));
+    let directEcho = summarize([]);
+    await step("M1", async () => {
+      const m1 = await measureDownstreamOverhead(ctx);
+      directEcho = m1.directEcho;
+      return m1.figures;
+    });
+    await step("M2", () => measureFixedCost(ctx, directEcho));
+    await step("B", () => measureExpertBreakdown(ctx));
+    await step("M3", () => measureToolLists(ctx));
+    await step("M4", () => measureFanOut(ctx));
+    await step("M5", () => measureReinitialisation(ctx));
+    await step("M6", () => measureContext(ctx));
+    await step("Throughput", () => measureThroughput(ctx));
+    await step("M7", () => measureSizeAndStart(ctx));
+  } finally {
+    await dev.stop();
+    await Promise.allSettled([fake.close(), fixtures.stop(), ...wide.map((s) => s.stop())]);
+  }
+  const run: BenchRun = {
+    date: new Date().toISOString(),
+    machine: machineInfo(),
+    settings: { ...sizes, client: "MCP SDK v2 Client, 2025 handshake, Streamable HTTP" },
+    durationS: (performance.now() - started) / 1000,
+    figures,
+    failures,
+  };
+  const markdown = renderMarkdown(run);
+  console.log(markdown);
+  if (args.includes("--no-write")) return;
+  const paths = await writeResults(run);
+  console.error(`[bench] wrote ${paths.md} and ${paths.json}`);
+}

@@ -1,0 +1,59 @@
+import { writeFile } from "node:fs/promises";
+import { cpus, totalmem, type as osType, release } from "node:os";
+import { fileURLToPath } from "node:url";
+import type { Figure } from "./bench-context";
+
+export interface BenchRun {
+  date: string;
+  machine: { cpu: string; cores: number; memoryGiB: number; os: string; node: string };
+  settings: Record<string, unknown>;
+  durationS: number;
+  figures: Figure[];
+  failures: Array<{ figure: string; error: string }>;
+}
+
+export function machineInfo(): BenchRun["machine"] {
+  const cpu = cpus();
+  return {
+    cpu: cpu[0]?.model ?? "unknown",
+    cores: cpu.length,
+    memoryGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    os: `${osType()} ${release()}`,
+    node: process.version,
+  };
+}
+
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
+
+export function renderMarkdown(run: BenchRun): string {
+  const verdict = (pass: boolean | null) => (pass === null ? "—" : pass ? "pass" : "**fail**");
+  const rows = run.figures.map((f) => `| ${f.id} | ${cell(f.title)} | ${cell(f.value)} | ${cell(f.target)} | ${verdict(f.pass)} |`);
+  const notes = run.figures.filter((f) => f.note).map((f) => `- **${f.id}**: ${cell(f.note ?? "")}`);
+  const failures = run.failures.map((f) => `- **${f.figure}** could not be measured: ${cell(f.error)}`);
+  return [
+    "# Slipsnisse benchmark results",
+    "",
+    `Run ${run.date} on ${run.machine.cpu} (${run.machine.cores} cores, ${run.machine.memoryGiB} GiB, ${run.machine.os}), Node ${run.machine.node}; ` +
+      `\`wrangler dev --local\`, loopback downstream servers and a zero-latency fake model; took ${Math.round(run.durationS)} s. ` +
+      "Regenerate with `npm run bench` (never part of `npm test`).",
+    "",
+    "| figure | what | value | target | result |",
+    "|---|---|---|---|---|",
+    ...rows,
+    "",
+    ...(notes.length > 0 ? ["## Where the time goes", "", ...notes, ""] : []),
+    ...(failures.length > 0 ? ["## Not measured", "", ...failures, ""] : []),
+    "Latency figures are medians (p50) and p99 over interleaved A/B samples after warm-up, measured from outside by a real MCP client ",
+    "(SDK v2, 2025 handshake) on loopback. Compare them with the platform floor in STACK.md: `wrangler dev` alone adds several ",
+    "milliseconds of proxy and workerd entry before any of our code runs. Machine-readable figures: `RESULTS.json`.",
+    "",
+  ].join("\n");
+}
+
+export async function writeResults(run: BenchRun): Promise<{ md: string; json: string }> {
+  const md = fileURLToPath(new URL("./RESULTS.md", import.meta.url));
+  const json = fileURLToPath(new URL("./RESULTS.json", import.meta.url));
+  await writeFile(md, renderMarkdown(run));
+  await writeFile(json, `${JSON.stringify(run, null, 2)}\n`);
+  return { md, json };
+}
