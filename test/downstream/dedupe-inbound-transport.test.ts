@@ -28,9 +28,9 @@ describe("DedupeInboundTransport", () => {
     tap(wrapped, delivered);
     // Observe the inner transport too: the wrapper installs its handler in its constructor.
     const wrapperHandler = inner.onmessage;
-    inner.onmessage = (message, extra) => {
+    inner.onmessage = (message: JSONRPCMessage) => {
       raw.push(message);
-      wrapperHandler?.(message, extra);
+      wrapperHandler?.(message);
     };
 
     const client = new Client({ name: "t", version: "0" });
