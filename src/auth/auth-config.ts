@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { readSecret } from "../env";
 import { AuthConfigError } from "./auth-errors";
+import { isLoopbackHost } from "./loopback-host";
 import { authVarHelp, type AuthVarName, authVarNames } from "./auth-var-help";
 
 /** Every var/secret the auth code reads, as strings, the way Worker vars arrive. */
@@ -18,7 +19,11 @@ const list = z
 // KV refuses expirations under 60 s, and the provider refuses such TTLs at construction.
 const seconds = (fallback: number) => z.coerce.number().int().min(60).default(fallback);
 const required = z.string().trim().min(1);
-const httpsUrl = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ""));
+// Plain http only on loopback (`npm start`, test fixtures): tokens and codes cross these URLs.
+const httpsUrl = z
+  .url({ protocol: /^https?$/ })
+  .refine((value) => value.startsWith("https://") || isLoopbackHost(new URL(value).hostname), "must use https (http only on 127.0.0.1/localhost)")
+  .transform((value) => value.replace(/\/+$/, ""));
 
 const baseSchema = z.object({
   ENVIRONMENT: z.string().default("production"),

@@ -48,6 +48,14 @@ describe("auth configuration names what is missing and how to set it", () => {
     expect(await response.text()).toContain("OIDC_ISSUER is missing");
   });
 
+  it("refuses a plain-http identity provider URL unless it is on loopback", () => {
+    const vars = { IDP: "oidc", OIDC_CLIENT_ID: "c", ALLOWED_EMAIL_DOMAINS: "example.com" } as const;
+    const error = configError({ ...vars, OIDC_ISSUER: "http://idp.example.com" });
+    expect(error.variable).toBe("OIDC_ISSUER");
+    expect(error.message).toContain("must use https");
+    expect(readAuthConfig(env, { ...vars, OIDC_ISSUER: "http://127.0.0.1:9000/" }).idp).toMatchObject({ OIDC_ISSUER: "http://127.0.0.1:9000" });
+  });
+
   it("parses lists, lower-cased", () => {
     const config = readAuthConfig(env, { IDP: "dev", DEV_USER: "a", ENVIRONMENT: "test", ADMIN_USERS: " Alice, bob@Example.com ,," });
     expect(config.ADMIN_USERS).toEqual(["alice", "bob@example.com"]);
