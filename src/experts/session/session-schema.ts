@@ -45,6 +45,7 @@ export const SESSION_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS thread_turns (
      thread_id TEXT NOT NULL,
      seq INTEGER NOT NULL,
+     role TEXT NOT NULL,
      message TEXT NOT NULL,
      approx_tokens INTEGER NOT NULL,
      PRIMARY KEY (thread_id, seq)

@@ -43,8 +43,8 @@ export class ThreadStore {
     messages.forEach((message, i) => {
       const json = JSON.stringify(message);
       this.sql.exec(
-        `INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES (?, ?, ?, ?)`,
-        threadId, last + 1 + i, json, Math.ceil(json.length / CHARS_PER_TOKEN),
+        `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
+        threadId, last + 1 + i, message.role, json, Math.ceil(json.length / CHARS_PER_TOKEN),
       );
     });
     this.sql.exec(`UPDATE threads SET updated_at = ? WHERE id = ?`, now, threadId);
@@ -54,8 +54,8 @@ export class ThreadStore {
   /** Drops the oldest turns over budget, never cutting between an assistant tool call and its result. */
   private trim(threadId: string, budget: number): void {
     const rows = this.sql
-      .exec<{ seq: number; approx_tokens: number; message: string }>(
-        `SELECT seq, approx_tokens, message FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC`,
+      .exec<{ seq: number; approx_tokens: number; role: string }>(
+        `SELECT seq, approx_tokens, role FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC`,
         threadId,
       )
       .toArray();
@@ -71,7 +71,7 @@ export class ThreadStore {
     if (cutoff === null) return;
     // Keep history starting at a user turn so no orphaned tool result opens the thread.
     const firstUser = rows
-      .filter((row) => row.seq > cutoff && row.message.startsWith(`{"role":"user"`))
+      .filter((row) => row.seq > cutoff && row.role === "user")
       .map((row) => row.seq)
       .at(-1);
     this.sql.exec(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ?`, threadId, firstUser ?? cutoff + 1);
