@@ -14,6 +14,8 @@ export interface DownstreamConnection {
   readonly client: Client;
   readonly transport: WireTransport | "binding";
   readonly protocolVersion: string | undefined;
+  /** The Streamable HTTP session the server minted, if it keeps sessions. */
+  sessionId(): string | undefined;
   /** Scrub this connection's secret values out of text that came from the server. */
   redact(text: string): string;
   close(): Promise<void>;
@@ -55,6 +57,7 @@ export async function connectDownstream(
           client,
           transport: config.binding === undefined ? kind : "binding",
           protocolVersion: client.getNegotiatedProtocolVersion(),
+          sessionId: () => transport.sessionId,
           redact,
           close: () => client.close().catch(() => undefined),
         };

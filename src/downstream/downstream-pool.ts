@@ -9,6 +9,7 @@ import { toDownstreamTool } from "./downstream-tool-schema";
 import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource } from "./downstream-types";
 import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
 import { redactDeep } from "./secret-headers";
+import { isExpiredSession } from "./transport-failure";
 import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
 
 export interface DownstreamPoolOptions {
@@ -63,18 +64,14 @@ export class DownstreamPool implements ToolSource {
   ): Promise<CallToolResult> {
     const entry = this.entry(serverId);
     const signal = options?.signal;
-    const connection = await this.connection(entry, signal, toolName);
-    let result: CallToolResult;
-    try {
-      result = await connection.client.callTool(
+    const result = await this.request(entry, toolName, signal, (connection) =>
+      connection.client.callTool(
         { name: toolName, arguments: args },
         { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) },
-      );
-    } catch (error) {
-      throw this.failure(entry, connection, toolName, error, signal);
-    }
+      ),
+    );
     // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
-    return redactDeep(result, connection.redact);
+    return redactDeep(result.value, result.connection.redact);
   }
 
   /** Per-server connection state for health; servers never used are "idle". */
@@ -106,13 +103,9 @@ export class DownstreamPool implements ToolSource {
       entry.tools = cached;
       return cached.tools;
     }
-    const connection = await this.connection(entry, undefined, "tools/list");
-    let result: Awaited<ReturnType<typeof connection.client.listTools>>;
-    try {
-      result = await connection.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" });
-    } catch (error) {
-      throw this.failure(entry, connection, "tools/list", error, undefined);
-    }
+    const { value: result, connection } = await this.request(entry, "tools/list", undefined, (live) =>
+      live.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" }),
+    );
     // A hostile server could echo our credentials into a description; nothing cached may hold them.
     const tools = result.tools
       .map((tool) => toDownstreamTool(redactDeep(tool, connection.redact)))
@@ -120,6 +113,42 @@ export class DownstreamPool implements ToolSource {
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     entry.tools = await this.toolCache.write(entry.serverId, entry.config, tools, ttlMs);
     return entry.tools.tools;
+  }
+
+  /**
+   * Run one request on the server's connection. A session the server has forgotten (HTTP 404
+   * on a stateful server, after its restart or session timeout) is re-initialised once and the
+   * request sent again; the server never ran it, so the retry cannot do anything twice.
+   */
+  private async request<T>(
+    entry: PoolEntry,
+    target: string,
+    signal: AbortSignal | undefined,
+    run: (connection: DownstreamConnection) => Promise<T>,
+  ): Promise<{ value: T; connection: DownstreamConnection }> {
+    const connection = await this.connection(entry, signal, target);
+    try {
+      return { value: await run(connection), connection };
+    } catch (error) {
+      if (!isExpiredSession(error, connection.sessionId() !== undefined) || signal?.aborted) {
+        throw this.failure(entry, connection, target, error, signal);
+      }
+      this.discard(entry, connection);
+    }
+    const fresh = await this.connection(entry, signal, target);
+    try {
+      return { value: await run(fresh), connection: fresh };
+    } catch (error) {
+      throw this.failure(entry, fresh, target, error, signal);
+    }
+  }
+
+  /** Forget a connection without counting a failure (the server is fine; our session is not). */
+  private discard(entry: PoolEntry, connection: DownstreamConnection): void {
+    if (entry.connection !== connection) return;
+    entry.connection = undefined;
+    entry.state = { status: "idle" };
+    void connection.close();
   }
 
   /** The warm connection, or the shared in-flight connect, or a new connect (unless backing off). */

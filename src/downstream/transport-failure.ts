@@ -33,6 +33,14 @@ function describeOne(item: unknown): string {
 }
 
 /**
+ * Whether a request failed because the server forgot our session: Streamable HTTP answers a
+ * request carrying an unknown Mcp-Session-Id with 404, and the client must initialise again.
+ */
+export function isExpiredSession(error: unknown, hadSession: boolean): boolean {
+  return hadSession && causeChain(error).some((item) => item instanceof SdkHttpError && item.status === 404);
+}
+
+/**
  * A short, plain reason for a transport failure: the outer error and, when it wraps one, the
  * root cause (which often holds the server's own words). The caller redacts it before use:
  * those words may echo our credentials.
