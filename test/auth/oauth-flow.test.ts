@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authTestWorker, claudeCallback, type EchoSeen, loopbackOrigin } from "./helpers/auth-test-worker";
-import { authorizeThroughDev, discover, exchangeCode, parseTokens, refresh, register } from "./helpers/oauth-test-client";
+import { authorizeThroughDev, discover, exchangeCode, parseTokens, refresh, register, tokenRequest } from "./helpers/oauth-test-client";
 
 describe("OAuth flow as an MCP client runs it (dev identity provider)", () => {
   const worker = authTestWorker();
@@ -56,10 +56,22 @@ describe("OAuth flow as an MCP client runs it (dev identity provider)", () => {
     expect(api.status).toBe(200);
   });
 
-  it("accepts an authorization request whose resource is the MCP endpoint (covered by the origin resource)", async () => {
+  it("accepts resource indicators naming an MCP endpoint under the origin, at /authorize and /token, and keeps the env bindings", async () => {
     const discovery = await discover(worker, mcpUrl);
     const clientId = await register(worker, discovery, [claudeCallback]);
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback, resource: `${loopbackOrigin}/s/research/mcp` });
-    expect(code.code).toBeTruthy();
+    const response = await tokenRequest(worker, discovery, {
+      grant_type: "authorization_code",
+      code: code.code,
+      redirect_uri: claudeCallback,
+      client_id: clientId,
+      code_verifier: code.verifier,
+      resource: `${loopbackOrigin}/mcp`,
+    });
+    expect(response.status).toBe(200);
+    const tokens = parseTokens(await response.json());
+    const api = await worker.fetch(mcpUrl, { method: "POST", headers: { Authorization: `Bearer ${tokens.access_token}` }, body: "{}" });
+    const seen = (await api.json()) as EchoSeen;
+    expect(seen.bindings).toEqual(["DB", "CACHE", "OAUTH_KV", "EXPERT_SESSION"]);
   });
 });

@@ -13,6 +13,8 @@ export interface EchoSeen {
   authorization: string | null;
   contextHasAuth: boolean;
   url: string;
+  /** Bindings still reachable through the env the handler got (the provider's env is a copy). */
+  bindings: string[];
 }
 
 export const devVars: AuthVars = { IDP: "dev", DEV_USER: "alice", DEV_EMAIL: "alice@example.com", ENVIRONMENT: "test", ADMIN_USERS: "root" };
@@ -28,12 +30,13 @@ export function authTestWorker(config: AuthVars = devVars, upstreamFetch?: Upstr
     config,
     upstreamFetch,
     apiHandler: {
-      fetch(request, _env, ctx) {
+      fetch(request, handlerEnv, ctx) {
         const seen: EchoSeen = {
           props: ctx.props,
           authorization: request.headers.get("Authorization"),
           contextHasAuth: "auth" in ctx,
           url: request.url,
+          bindings: ["DB", "CACHE", "OAUTH_KV", "EXPERT_SESSION"].filter((name) => Reflect.get(handlerEnv, name) !== undefined),
         };
         return Response.json(seen);
       },

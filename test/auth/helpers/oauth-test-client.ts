@@ -183,3 +183,15 @@ export async function signIn(worker: TestWorker, mcpUrl: string, redirectUri = "
   const tokens = await exchangeCode(worker, discovery, clientId, redirectUri, code);
   return { discovery, clientId, tokens };
 }
+
+/** The browser leg for an authorization URL a real client built: consent, approve, dev sign-in. */
+export async function browserSignIn(worker: TestWorker, authorizationUrl: string): Promise<URL> {
+  const jar = new CookieJar();
+  const consent = await worker.fetch(authorizationUrl);
+  jar.take(consent);
+  const handle = /name="handle" value="([^"]+)"/.exec(await consent.text())?.[1] ?? "";
+  const session: BrowserSession = { jar, consent, handle };
+  const approved = await postConsent(worker, new URL(authorizationUrl).origin, session);
+  const callback = await followUpstream(worker, session, approved.headers.get("Location") ?? "");
+  return new URL(callback.headers.get("Location") ?? "");
+}
