@@ -1,21 +1,36 @@
 import { Hono } from "hono";
-import { formatProblems } from "../catalog/catalog-problems";
-import { replaceCatalog } from "../catalog/catalog-service";
-import { requireAdmin, type AdminVariables } from "./admin-auth";
+import { InvalidCatalogError, SkillVersionNotFoundError } from "../catalog/catalog-errors";
+import { log } from "../observability/logger";
+import { requireAdmin } from "./admin-auth";
+import type { AdminEnv } from "./admin-context";
+import { AdminApiError } from "./admin-errors";
+import { catalogRoutes } from "./routes/catalog-routes";
+import { expertRoutes } from "./routes/expert-routes";
+import { serverRoutes } from "./routes/server-routes";
+import { skillRoutes } from "./routes/skill-routes";
+import { statusRoutes } from "./routes/status-routes";
+import { versionRoutes } from "./routes/version-routes";
 
-type AdminEnv = { Bindings: Env; Variables: AdminVariables };
-
+/**
+ * The admin API, mounted at /admin/api. Every route needs the admin role (see admin-auth.ts).
+ * Refusals are JSON `{error, fix, problems?}`: 400 invalid input (every problem by JSON path),
+ * 404 missing, 409 duplicate or in use, 412 stale If-Match.
+ */
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-
-  admin.put("/catalog", async (c) => {
-    const body: unknown = await c.req.json().catch(() => undefined);
-    if (body === undefined) return c.json({ error: "The body must be a JSON catalog document." }, 400);
-    const result = await replaceCatalog(c.env, body, c.get("admin").login);
-    if (!result.ok) return c.json({ error: formatProblems(result.problems), problems: result.problems }, 400);
-    return c.json({ skills: result.versions });
+  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes()]) {
+    admin.route("/", routes);
+  }
+  admin.notFound((c) => c.json({ error: `No admin route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the admin API list in README.md." }, 404));
+  admin.onError((error, c) => {
+    if (error instanceof AdminApiError) {
+      return c.json({ error: error.message, fix: error.fix, ...(error.problems.length > 0 ? { problems: error.problems } : {}) }, error.status);
+    }
+    if (error instanceof SkillVersionNotFoundError) return c.json({ error: error.message, fix: error.fix }, 404);
+    if (error instanceof InvalidCatalogError) return c.json({ error: error.message, fix: error.fix, problems: error.problems }, 400);
+    log("error", "admin API request failed", { path: new URL(c.req.url).pathname, error: String(error) });
+    return c.json({ error: "The admin API failed unexpectedly; nothing more is known here.", fix: "Try again; if it persists, look at the Worker's logs (npx wrangler tail)." }, 500);
   });
-
   return admin;
 }

@@ -1,0 +1,107 @@
+import type { CatalogProblem } from "../catalog/catalog-problems";
+import { formatProblems } from "../catalog/catalog-problems";
+import { SlipsnisseError } from "../errors";
+
+/** An admin API refusal: the HTTP status travels with the error so every route answers alike. */
+export abstract class AdminApiError extends SlipsnisseError {
+  abstract readonly status: 400 | 404 | 409 | 412;
+  /** Catalog problems by JSON path, when the refusal is about content. */
+  readonly problems: readonly CatalogProblem[] = [];
+}
+
+export class InvalidBodyError extends AdminApiError {
+  readonly kind = "invalid-body";
+  readonly status = 400;
+  readonly fix = "Correct each listed path as its fix says and send the request again; nothing was saved.";
+  constructor(override readonly problems: readonly CatalogProblem[]) {
+    super(`The request has ${problems.length} problem(s):\n${formatProblems(problems)}`);
+  }
+}
+
+export class NotJsonError extends AdminApiError {
+  readonly kind = "not-json";
+  readonly status = 400;
+  readonly fix = "Send a JSON document with the header Content-Type: application/json.";
+  constructor() {
+    super("The request body is not valid JSON.");
+  }
+}
+
+export class InvalidParameterError extends AdminApiError {
+  readonly kind = "invalid-parameter";
+  readonly status = 400;
+  constructor(
+    readonly parameter: string,
+    readonly detail: string,
+    readonly fix: string,
+  ) {
+    super(`The ${parameter} ${detail}.`);
+  }
+}
+
+export class SkillNotFoundError extends AdminApiError {
+  readonly kind = "skill-not-found";
+  readonly status = 404;
+  readonly fix: string;
+  constructor(readonly skill: string) {
+    super(`This tenant has no skill named "${skill}".`);
+    this.fix = `Create it with PUT /admin/api/skills/${skill}, or list the skills with GET /admin/api/skills.`;
+  }
+}
+
+export class EntryNotFoundError extends AdminApiError {
+  readonly kind = "entry-not-found";
+  readonly status = 404;
+  readonly fix: string;
+  constructor(
+    readonly skill: string,
+    readonly entry: "server" | "expert",
+    readonly entryName: string,
+  ) {
+    super(`Skill "${skill}" has no ${entry} "${entryName}".`);
+    this.fix = `Read the skill with GET /admin/api/skills/${skill} for its ${entry}s, or create this one with POST /admin/api/skills/${skill}/${entry}s.`;
+  }
+}
+
+export class DuplicateEntryError extends AdminApiError {
+  readonly kind = "duplicate-entry";
+  readonly status = 409;
+  readonly fix: string;
+  constructor(
+    readonly skill: string,
+    readonly entry: "server" | "expert",
+    readonly entryName: string,
+  ) {
+    super(`Skill "${skill}" already has a ${entry} "${entryName}".`);
+    this.fix = `Change it with PUT /admin/api/skills/${skill}/${entry}s/${entryName}, or pick another name.`;
+  }
+}
+
+/** Deleting a server that experts still use would leave them pointing at nothing. */
+export class ServerInUseError extends AdminApiError {
+  readonly kind = "server-in-use";
+  readonly status = 409;
+  readonly fix: string;
+  constructor(
+    readonly skill: string,
+    readonly server: string,
+    override readonly problems: readonly CatalogProblem[],
+  ) {
+    super(`Server "${server}" of skill "${skill}" is still used:\n${formatProblems(problems)}`);
+    this.fix = `Remove "${server}" from those experts' internal_tools first, or replace the whole skill with PUT /admin/api/skills/${skill}.`;
+  }
+}
+
+export class VersionMismatchError extends AdminApiError {
+  readonly kind = "version-mismatch";
+  readonly status = 412;
+  readonly fix: string;
+  constructor(
+    readonly skill: string,
+    readonly expected: string,
+    readonly live: number | null,
+  ) {
+    super(`Skill "${skill}" is at version ${live ?? "(none)"}, not ${expected} as If-Match expects: someone else changed it.`);
+    this.fix = `Read it again with GET /admin/api/skills/${skill}, reapply your change and send it with the new version.`;
+  }
+}
