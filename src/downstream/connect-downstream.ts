@@ -6,6 +6,7 @@ import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
 import { DedupeInboundTransport } from "./dedupe-inbound-transport";
 import { redactSecrets, resolveSecretHeaders } from "./secret-headers";
 import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
+import { assertSafeDownstreamUrl } from "./url-guard";
 
 export type WireTransport = "streamable-http" | "sse";
 
@@ -43,7 +44,8 @@ export async function connectDownstream(
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
     secretValues = resolved.secretValues;
     const fetch = downstreamFetch(serverId, config, env);
-    const url = downstreamUrl(config);
+    // A service binding never leaves Cloudflare's network; its URL only names the path and Host.
+    const url = config.binding === undefined && config.url !== undefined ? assertSafeDownstreamUrl(serverId, config.url, env) : downstreamUrl(config);
     const deadline = AbortSignal.timeout(config.connect_timeout_ms);
     const order: WireTransport[] = config.transport === "auto" ? ["streamable-http", "sse"] : [config.transport];
     for (const [index, kind] of order.entries()) {
