@@ -3,7 +3,10 @@
 // catalog loaded through the admin API. Runs under the project's Node 24 (npm puts
 // node_modules/.bin first on PATH). Ctrl-C stops wrangler and its workerd processes.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { demoCatalog } from "./demo-catalog.mjs";
 
@@ -11,6 +14,10 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const wrangler = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 const port = Number(process.env.PORT ?? 8787);
 const remote = process.argv.includes("--remote");
+// Default: OAuth with the dev identity provider (signs in DEV_USER, loopback only). --no-auth:
+// no sign-in at all, for tools that cannot do OAuth (also loopback only).
+const open = process.argv.includes("--no-auth");
+const devUser = process.env.DEV_USER ?? "dev";
 const quiet = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
@@ -24,8 +31,19 @@ const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "appl
 });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
+const adminToken = randomBytes(24).toString("base64url");
+// Secrets go through env files (wrangler prints them as hidden), never through --var.
+const tokenDir = mkdtempSync(join(tmpdir(), "slipsnisse-"));
+const tokenFile = join(tokenDir, "admin.env");
+writeFileSync(tokenFile, `ADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
+process.on("exit", () => rmSync(tokenDir, { recursive: true, force: true }));
+function secretFiles() {
+  const files = existsSync(join(root, ".dev.vars")) ? [join(root, ".dev.vars"), tokenFile] : [tokenFile];
+  return files.flatMap((file) => ["--env-file", file]);
+}
 const devArgs = [wrangler, "dev", remote ? "--remote" : "--local", "--ip", "127.0.0.1", "--port", String(port),
-  "--var", "ENVIRONMENT:local", "--var", "AUTH:none"];
+  "--var", "ENVIRONMENT:local", "--var", `AUTH:${open ? "none" : "oauth"}`, "--var", "IDP:dev",
+  "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`, ...secretFiles()];
 const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: "inherit", detached: true });
 const stop = () => { try { process.kill(-dev.pid, "SIGTERM"); } catch {} };
 process.on("SIGINT", stop);
@@ -36,8 +54,11 @@ const base = `http://127.0.0.1:${port}`;
 await waitForHealth(`${base}/healthz`, 60_000);
 const devVars = existsSync(`${root}/.dev.vars`) ? readFileSync(`${root}/.dev.vars`, "utf8") : "";
 const catalog = demoCatalog({ env: process.env, devVars });
+// The catalog goes in through the admin API with a one-off ADMIN_TOKEN for this process.
 const put = await fetch(`${base}/admin/api/catalog`, {
-  method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(catalog.document),
+  method: "PUT",
+  headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+  body: JSON.stringify(catalog.document),
 });
 if (!put.ok) {
   console.error(`Loading the demo catalog failed (${put.status}): ${await put.text()}`);
@@ -45,7 +66,13 @@ if (!put.ok) {
 } else {
   console.log(`\nSlipsnisse is running. Demo expert "ask_docs" uses ${catalog.describe}.`);
   console.log(`  MCP endpoint:  ${base}/mcp`);
-  console.log(`  List tools:    npx @modelcontextprotocol/inspector --cli ${base}/mcp --transport http --method tools/list`);
+  if (open) {
+    console.log(`  Sign-in:       none (--no-auth, loopback only)`);
+    console.log(`  List tools:    npx @modelcontextprotocol/inspector --cli ${base}/mcp --transport http --method tools/list`);
+  } else {
+    console.log(`  Sign-in:       OAuth with the dev identity provider as "${devUser}" (one click on the consent page)`);
+    console.log(`  Without OAuth: npm start -- --no-auth`);
+  }
   console.log(`  Claude Code:   claude mcp add --transport http slipsnisse ${base}/mcp\n`);
 }
 

@@ -1,34 +1,39 @@
 import { Hono } from "hono";
-import { loopbackDevUser } from "./auth/loopback-dev-user";
-import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
+import { userPropsSchema } from "./auth/user-props";
 import { adminRoutes } from "./admin/admin-routes";
+import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
 import { serveMcp } from "./mcp/mcp-endpoint";
 
 export type AppBindings = { Bindings: Env };
 
+/**
+ * The routes behind the auth layer (src/index.ts). API routes run only with a signed-in user in
+ * `ctx.props`; the parse below is the last check, not the authentication.
+ */
 export function createApp(): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.all(DEMO_DOCS_PATH, (c) => serveDemoDocs(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.route("/admin/api", adminRoutes());
-  app.all("/mcp", (c) => mcpWithDevUser(c.req.raw, c.env, c.executionCtx as ExecutionContext));
-  app.all("/s/:skill/mcp", (c) => mcpWithDevUser(c.req.raw, c.env, c.executionCtx as ExecutionContext));
-  app.all("/sse/*", (c) => sseWithDevUser(c.req.raw, c.env));
-  app.all("/sse", (c) => sseWithDevUser(c.req.raw, c.env));
-  app.all("/s/:skill/sse/*", (c) => sseWithDevUser(c.req.raw, c.env));
-  app.all("/s/:skill/sse", (c) => sseWithDevUser(c.req.raw, c.env));
+
+  const signedIn = (props: unknown) => userPropsSchema.safeParse(props);
+  const mcp = (request: Request, env: Env, ctx: ExecutionContext) => {
+    const user = signedIn(ctx.props);
+    return user.success ? serveMcp(request, env, ctx, user.data) : unauthorized();
+  };
+  const sse = (request: Request, env: Env, ctx: ExecutionContext) => {
+    const user = signedIn(ctx.props);
+    return user.success ? serveLegacySse(request, env, user.data) : unauthorized();
+  };
+  app.all("/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  app.all("/s/:skill/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  for (const path of ["/sse", "/sse/message", "/s/:skill/sse", "/s/:skill/sse/message"]) {
+    app.all(path, (c) => sse(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  }
   return app;
 }
 
-function mcpWithDevUser(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> | Response {
-  const user = loopbackDevUser(request, env);
-  if (!user) return new Response("Unauthorized", { status: 401 });
-  return serveMcp(request, env, ctx, user);
-}
-
-function sseWithDevUser(request: Request, env: Env): Promise<Response> | Response {
-  const user = loopbackDevUser(request, env);
-  if (!user) return new Response("Unauthorized", { status: 401 });
-  return serveLegacySse(request, env, user);
+function unauthorized(): Response {
+  return Response.json({ error: "Sign-in required." }, { status: 401 });
 }

@@ -1,10 +1,33 @@
 import { createApp } from "./app";
+import { adminTokenUser } from "./auth/admin-token";
+import { createOAuthWorker } from "./auth/create-oauth-worker";
+import { loopbackDevUser } from "./auth/loopback-dev-user";
+import { DEMO_DOCS_PATH } from "./demo/docs-server";
+import { contextWithProps } from "./execution-context";
 
 export { ExpertSession } from "./experts/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
 const app = createApp();
+const handler = { fetch: (request: Request, env: Env, ctx: ExecutionContext) => app.fetch(request, env, ctx) };
+
+/**
+ * OAuth in front of everything: /mcp, /s/<skill>/mcp, legacy SSE and the admin API need a
+ * token; the app sees the signed-in user as `ctx.props`. Two ways around sign-in: the
+ * ADMIN_TOKEN secret on admin API paths (automation), and `AUTH=none`, which only works in a
+ * local environment on a loopback host (loopbackDevUser checks both), for tests and tools
+ * that cannot do OAuth.
+ */
+const worker = createOAuthWorker({ apiHandler: handler, defaultHandler: handler });
+
+/** Served without sign-in and independent of its configuration, so a misconfigured IdP still reports health. */
+const PUBLIC_PATHS = new Set(["/healthz", DEMO_DOCS_PATH]);
 
 export default {
-  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+  async fetch(request, env, ctx) {
+    if (PUBLIC_PATHS.has(new URL(request.url).pathname)) return app.fetch(request, env, ctx);
+    const user = loopbackDevUser(request, env) ?? (await adminTokenUser(request, env));
+    if (user) return app.fetch(request, env, contextWithProps(ctx, user));
+    return worker.fetch(request, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;

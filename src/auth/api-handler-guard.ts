@@ -1,3 +1,4 @@
+import { contextWithProps } from "../execution-context";
 import { userPropsSchema, type UserProps } from "./user-props";
 
 /** What the lead's MCP/admin handler implements: `ctx.props` is the signed-in user. */
@@ -34,25 +35,4 @@ export function withoutCredentials(request: Request): Request {
   const headers = new Headers(request.headers);
   headers.delete("Authorization");
   return new Request(request, { headers });
-}
-
-function contextWithProps(ctx: ExecutionContext, props: UserProps): ExecutionContext<UserProps> {
-  return {
-    props,
-    waitUntil: (promise) => ctx.waitUntil(promise),
-    passThroughOnException: () => ctx.passThroughOnException(),
-    abort: (reason) => ctx.abort(reason),
-    get exports() {
-      return ctx.exports;
-    },
-    get cache() {
-      return ctx.cache;
-    },
-    get access() {
-      return ctx.access;
-    },
-    get tracing() {
-      return ctx.tracing;
-    },
-  };
 }

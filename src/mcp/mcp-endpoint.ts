@@ -2,6 +2,7 @@ import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "a
 import { z } from "zod";
 import { userPropsSchema, type UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { contextWithProps } from "../execution-context";
 import { buildExpertServer } from "./expert-mcp-server";
 
 /**
@@ -53,17 +54,5 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   }
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
-  const scoped: ExecutionContext = {
-    waitUntil: (promise) => ctx.waitUntil(promise),
-    passThroughOnException: () => ctx.passThroughOnException(),
-    abort: (reason) => ctx.abort(reason),
-    get exports() {
-      return ctx.exports;
-    },
-    get tracing() {
-      return ctx.tracing;
-    },
-    props: { user, skill },
-  };
-  return handlerFor(url.pathname, env)(request, env, scoped);
+  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, { user, skill }));
 }

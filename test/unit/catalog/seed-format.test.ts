@@ -48,7 +48,7 @@ describe("the Slipsnisse seed format", () => {
     const input = seed();
     const tool = input.tools[0];
     if (!tool) throw new Error("fixture");
-    tool.internal_tools = { rust_docs: ["search"] } as typeof tool.internal_tools;
+    tool.internal_tools = { rust_docs: ["search"] } as unknown as typeof tool.internal_tools;
     const problem = problemAt(problemsOf(input), "$.tools[0].internal_tools.rust_docs");
     expect(problem.fix).toContain("`mcps`");
     expect(problem.fix).toContain("`docs`");
