@@ -56,17 +56,3 @@ export function toolResultText(result: CallToolResult): ToolResultText {
   const text = parts.join("\n\n");
   return { text, bytes: utf8Bytes(text), isError: result.isError === true };
 }
-
-/**
- * Cut text to at most maxBytes of UTF-8 without splitting a character, and say so: the model
- * must know it saw only part of the result.
- */
-export function truncateUtf8(text: string, maxBytes: number): { text: string; truncated: boolean } {
-  const bytes = encoder.encode(text);
-  if (bytes.length <= maxBytes) return { text, truncated: false };
-  const note = `\n[truncated: ${bytes.length} bytes, showing the first ${maxBytes}]`;
-  let end = Math.max(0, maxBytes);
-  // Step back over UTF-8 continuation bytes (10xxxxxx) so no character is cut in half.
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
-  return { text: new TextDecoder().decode(bytes.subarray(0, end)) + note, truncated: true };
-}

@@ -10,10 +10,6 @@ export interface TruncatedText {
   shownBytes: number;
 }
 
-export function utf8Length(text: string): number {
-  return encoder.encode(text).byteLength;
-}
-
 /**
  * Cuts `text` to at most `maxBytes` UTF-8 bytes without splitting a character, and says so
  * in a marker the model can read (the marker itself is not counted).

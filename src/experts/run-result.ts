@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
 import type { SlipsnisseError } from "../errors";
 import type { BudgetKind, ExpertRunResult, RunOutcome } from "./expert-types";
-import { utf8Length } from "./result-truncation";
+import { utf8Bytes } from "../downstream/tool-result-text";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
 
@@ -27,7 +27,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
       toolCalls: budget.toolCallsUsed,
       refusedToolCalls: recorder.refusedCount(),
       downstreamBytesRead: recorder.downstreamBytesRead,
-      bytesReturned: utf8Length(end.text),
+      bytesReturned: utf8Bytes(end.text),
       elapsedMs: Date.now() - startedAt,
       budgetExhausted: end.exhausted ?? null,
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolResultText, truncateUtf8, utf8Bytes } from "../../src/downstream/tool-result-text";
+import { toolResultText, utf8Bytes } from "../../src/downstream/tool-result-text";
 
 describe("toolResultText", () => {
   it("joins text blocks and counts UTF-8 bytes", () => {
@@ -32,19 +32,5 @@ describe("toolResultText", () => {
     expect(flat.text).toContain("[resource file:///a.txt]\ninline text");
     expect(flat.text).toContain("[resource link: doc <https://example.com/doc>, text/html]");
     expect(flat.isError).toBe(true);
-  });
-});
-
-describe("truncateUtf8", () => {
-  it("leaves short text alone", () => {
-    expect(truncateUtf8("abc", 3)).toEqual({ text: "abc", truncated: false });
-  });
-
-  it("never cuts a multi-byte character in half and says it truncated", () => {
-    const { text, truncated } = truncateUtf8("åäö", 3);
-    expect(truncated).toBe(true);
-    expect(text.startsWith("å")).toBe(true);
-    expect(text).not.toContain("\uFFFD");
-    expect(text).toContain("[truncated: 6 bytes, showing the first 3]");
   });
 });
