@@ -1,0 +1,42 @@
+// @ts-check
+import { adminClient } from "../admin-client.mjs";
+import { readCatalogFile } from "../catalog-file.mjs";
+import { formatProblems, parseCatalog } from "../catalog-validator.mjs";
+import { CliError, usageError } from "../cli-error.mjs";
+import { withProgress } from "../progress.mjs";
+
+/**
+ * `push <file> [--skill s]`: makes the file the live catalog (every skill in it; skills not in
+ * it stop being served), or with --skill replaces just that skill. Checked offline first, so a
+ * broken file never reaches the Worker.
+ * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ */
+export async function push(args, flags, io) {
+  const [file] = args;
+  if (!file) throw usageError("push needs a file: `npx slipsnisse push catalog.json`.");
+  const document = await readCatalogFile(io.cwd, file);
+  const checked = parseCatalog(document);
+  if (!checked.ok) {
+    throw new CliError(`${file} has ${checked.problems.length} problem(s); nothing was pushed:\n${formatProblems(checked.problems)}`, "Correct each listed path as its fix says, then push again.");
+  }
+  const client = adminClient(flags, io.env);
+  const note = typeof flags.note === "string" ? `?note=${encodeURIComponent(flags.note)}` : "";
+  if (typeof flags.skill === "string") {
+    const config = checked.catalog.skills[flags.skill];
+    if (!config) throw new CliError(`${file} has no skill "${flags.skill}".`, `Use one of: ${Object.keys(checked.catalog.skills).join(", ")}.`);
+    const answer = await withProgress(io, `Pushing skill ${flags.skill} to ${client.base}`, () => client.put(`/skills/${flags.skill}${note}`, config));
+    io.stdout.write(`${describe({ skill: flags.skill, ...answer })}\n`);
+    return 0;
+  }
+  const answer = await withProgress(io, `Pushing ${file} to ${client.base}`, () => client.put(`/catalog${note}`, document));
+  for (const change of /** @type {Array<Record<string, unknown>>} */ (answer.skills ?? [])) io.stdout.write(`${describe(change)}\n`);
+  for (const skill of /** @type {string[]} */ (answer.removed ?? [])) {
+    io.stdout.write(`skill ${skill}: removed (not in ${file}); bring it back with \`npx slipsnisse versions --skill ${skill}\` and \`rollback\`\n`);
+  }
+  return 0;
+}
+
+/** @param {Record<string, unknown>} change */
+function describe(change) {
+  return change.changed ? `skill ${change.skill}: saved as version ${change.version}` : `skill ${change.skill}: unchanged (version ${change.version})`;
+}

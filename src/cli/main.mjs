@@ -1,0 +1,59 @@
+// @ts-check
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { CliError, usageError } from "./cli-error.mjs";
+import { diff } from "./commands/diff.mjs";
+import { pull } from "./commands/pull.mjs";
+import { push } from "./commands/push.mjs";
+import { rollback } from "./commands/rollback.mjs";
+import { tenant } from "./commands/tenant.mjs";
+import { validate } from "./commands/validate.mjs";
+import { versions } from "./commands/versions.mjs";
+
+const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
+
+/** @type {Record<string, (args: string[], flags: Record<string, any>, io: import("./io.mjs").CliIo) => Promise<number>>} */
+const COMMANDS = { validate, push, pull, diff, versions, rollback, tenant };
+
+const OPTIONS = /** @type {const} */ ({
+  url: { type: "string" },
+  token: { type: "string" },
+  skill: { type: "string" },
+  note: { type: "string" },
+  config: { type: "string" },
+  "dry-run": { type: "boolean" },
+  "exit-code": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+});
+
+/**
+ * Runs one CLI invocation and returns its exit code; errors are printed with their fix.
+ * @param {string[]} argv arguments after `slipsnisse`
+ * @param {import("./io.mjs").CliIo} io
+ * @returns {Promise<number>}
+ */
+export async function main(argv, io) {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw usageError(error instanceof Error ? error.message : String(error));
+    }
+    const [name, ...args] = parsed.positionals;
+    if (parsed.values.help || !name) {
+      io.stdout.write(usage);
+      return name || parsed.values.help ? 0 : 2;
+    }
+    const command = COMMANDS[name];
+    if (!command) throw usageError(`Unknown command "${name}".`);
+    return await command(args, parsed.values, io);
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.stderr.write(`error: ${error.message}\nfix: ${error.fix}\n`);
+      return error.exitCode;
+    }
+    io.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nfix: please report this with the command you ran.\n`);
+    return 1;
+  }
+}

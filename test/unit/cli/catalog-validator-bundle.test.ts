@@ -1,0 +1,31 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { formatProblems as bundledFormat, parseCatalog as bundledParse } from "../../../bin/catalog-validator.mjs";
+import { bundlePath, buildCatalogValidator } from "../../../src/cli/build-catalog-validator.mjs";
+import { formatProblems } from "../../../src/catalog/catalog-problems";
+import { parseCatalog } from "../../../src/catalog/parse-catalog";
+
+describe("bin/catalog-validator.mjs (the CLI's offline validator)", () => {
+  it("is the current build of src/catalog (UPDATE_CATALOG_VALIDATOR=1 rewrites it)", async () => {
+    const fresh = await buildCatalogValidator();
+    if (process.env.UPDATE_CATALOG_VALIDATOR === "1") writeFileSync(bundlePath, fresh);
+    const committed = readFileSync(bundlePath, "utf8");
+    expect(committed === fresh, "bin/catalog-validator.mjs is stale: run `npx node src/cli/build-catalog-validator.mjs`").toBe(true);
+  }, 30_000);
+
+  const documents: Record<string, unknown> = {
+    valid: { skills: { default: { servers: { docs: { url: "https://docs.example.com/mcp" } }, experts: [{ name: "ask", description: "d", internal_tools: { docs: ["search"] } }] } } },
+    "bad names and types": { skills: { Bad: { experts: [{ name: "a b", budget: { max_steps: "x" }, extra: 1 }], servers: { a: { url: 5 } } } } },
+    "stdio server and literal credential": { skills: { s: { servers: { fs: { command: "npx", args: [] }, web: { url: "https://w.example.com", headers: { Authorization: "Bearer abcdef0123456789" } } } } } },
+    "seed format": { mcps: { x: { url: "ftp://nope" } }, tools: [{ name: "t", description: "d", provider: "openai-compatible" }], extra: true },
+    "not an object": [1, 2],
+  };
+  for (const [label, document] of Object.entries(documents)) {
+    it(`says exactly what the API says: ${label}`, () => {
+      const bundled = bundledParse(document);
+      const source = parseCatalog(document);
+      expect(bundled).toEqual(source);
+      if (!source.ok && !bundled.ok) expect(bundledFormat(bundled.problems)).toBe(formatProblems(source.problems));
+    });
+  }
+});

@@ -1,0 +1,83 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { runCli } from "./cli-test-io";
+
+const repoToml = fileURLToPath(new URL("../../../wrangler.toml", import.meta.url));
+
+async function tempDir(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "slipsnisse-cli-"));
+  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
+  return dir;
+}
+
+/** Binding names of a wrangler.toml section: `binding = "X"` and Durable Object `name = "X"`. */
+function bindingNames(toml: string): string[] {
+  const names = [...toml.matchAll(/^\s*binding\s*=\s*"([A-Z_]+)"/gm)].map((m) => m[1]);
+  const objects = [...toml.matchAll(/durable_objects\.bindings\]\]\s*\nname\s*=\s*"([A-Z_]+)"/g)].map((m) => m[1]);
+  return [...names, ...objects].filter((name): name is string => name !== undefined).sort();
+}
+
+describe("slipsnisse validate (offline)", () => {
+  it("accepts a valid catalog with exit code 0", async () => {
+    const cwd = await tempDir({ "catalog.json": JSON.stringify({ skills: { default: { experts: [{ name: "ask", description: "d" }] } } }) });
+    expect(await runCli(["validate", "catalog.json"], { cwd })).toMatchObject({ code: 0, stdout: "catalog.json is valid: 1 skill(s): default\n" });
+  });
+
+  it("lists every problem by path with its fix and exits 1", async () => {
+    const cwd = await tempDir({ "catalog.json": JSON.stringify({ skills: { default: { experts: [{ name: "a b" }] } } }) });
+    const run = await runCli(["validate", "catalog.json"], { cwd });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("catalog.json: 2 problem(s):");
+    expect(run.stderr).toContain("$.skills.default.experts[0].description — `description` is required. Fix: add it (a string)");
+    expect(run.stderr).toContain("$.skills.default.experts[0].name — expert name `a b`");
+  });
+
+  it("explains a missing file and broken JSON in plain words", async () => {
+    const cwd = await tempDir({ "broken.json": "{ \"skills\": { , } }" });
+    expect(await runCli(["validate", "nope.json"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: There is no file .*nope\.json\.\nfix: /) });
+    expect(await runCli(["validate", "broken.json"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringContaining("is not valid JSON") });
+  });
+});
+
+describe("usage mistakes exit 2 with a fix", () => {
+  it("refuses unknown commands, unknown options, a missing URL and a bad version", async () => {
+    expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli(["pull", "--bogus"])).code).toBe(2);
+    expect(await runCli(["pull"])).toMatchObject({ code: 2, stderr: expect.stringContaining("SLIPSNISSE_URL") });
+    expect((await runCli(["rollback", "x", "--url", "http://127.0.0.1:1"])).code).toBe(2);
+    expect((await runCli(["--help"])).stdout).toContain("tenant add <name>");
+  });
+});
+
+describe("slipsnisse tenant add --dry-run", () => {
+  it("writes an [env.<name>] block repeating every top-level binding, with TENANT and its own worker name", async () => {
+    const original = await readFile(repoToml, "utf8");
+    const cwd = await tempDir({ "wrangler.toml": original });
+    const run = await runCli(["tenant", "add", "acme", "--dry-run"], { cwd });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("npx wrangler d1 create slipsnisse-acme");
+    expect(run.stdout).toContain("npx wrangler deploy --env acme");
+    expect(run.stdout).toContain("npx wrangler secret put ADMIN_TOKEN --env acme");
+    const written = await readFile(join(cwd, "wrangler.toml"), "utf8");
+    expect(written.startsWith(original.trimEnd())).toBe(true);
+    const block = written.slice(original.trimEnd().length);
+    expect(bindingNames(original)).toEqual(["AI", "CACHE", "DB", "EXPERT_SESSION", "LEGACY_SSE", "OAUTH_KV", "SELF"]);
+    expect(bindingNames(block)).toEqual(bindingNames(original));
+    expect(block).toContain('[env.acme]\nname = "slipsnisse-acme"');
+    expect(block).toMatch(/\[\[env\.acme\.services\]\]\nbinding = "SELF"\nservice = "slipsnisse-acme"/);
+    expect(block).toContain('TENANT = "acme"');
+    expect(block).not.toContain('TENANT = "default"');
+  });
+
+  it("refuses an existing tenant, a bad name and a missing wrangler.toml without writing", async () => {
+    const cwd = await tempDir({ "wrangler.toml": 'name = "slipsnisse"\n[env.acme]\nname = "x"\n' });
+    expect(await runCli(["tenant", "add", "acme", "--dry-run"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringContaining("already has [env.acme]") });
+    expect((await runCli(["tenant", "add", "Acme_Corp", "--dry-run"], { cwd })).code).toBe(2);
+    expect(await readFile(join(cwd, "wrangler.toml"), "utf8")).toBe('name = "slipsnisse"\n[env.acme]\nname = "x"\n');
+    const empty = await tempDir({});
+    expect(await runCli(["tenant", "add", "acme", "--dry-run"], { cwd: empty })).toMatchObject({ code: 1, stderr: expect.stringContaining("--config") });
+  });
+});
