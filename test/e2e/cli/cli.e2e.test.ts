@@ -1,0 +1,122 @@
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot, runWrangler } from "../harness/wrangler-command";
+import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { cliNode, runCliProcess } from "./cli-process";
+
+const expert = (name: string, description: string) => ({
+  name,
+  description,
+  provider: "openai-compatible",
+  base_url: "http://127.0.0.1:9/v1",
+  model: "unused",
+});
+const catalog = {
+  skills: {
+    default: { description: "General questions.", experts: [expert("ask", "Answers questions.")] },
+    devops: { experts: [expert("deploy_help", "Helps with deploys.")] },
+  },
+};
+const edited = {
+  skills: {
+    default: { description: "General questions.", experts: [expert("ask", "Answers questions briefly."), expert("summarize", "Summarizes.")] },
+  },
+};
+
+describe("slipsnisse CLI against wrangler dev", () => {
+  let dev: WranglerDev;
+  let dir: string;
+  const cli = (...args: string[]) => runCliProcess(args, { cwd: dir, env: { SLIPSNISSE_URL: dev.baseUrl } });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "slipsnisse-cli-e2e-"));
+    await writeFile(join(dir, "catalog.json"), JSON.stringify(catalog, null, 2));
+    await writeFile(join(dir, "edited.json"), JSON.stringify(edited, null, 2));
+    dev = await startWranglerDev();
+  });
+  afterAll(async () => {
+    await dev?.stop();
+  });
+
+  it(`runs under ${cliNode} and validates offline with the same messages as the admin API`, async () => {
+    expect(await cli("validate", "catalog.json")).toMatchObject({ code: 0, stdout: "catalog.json is valid: 2 skill(s): default, devops\n" });
+    const broken = { skills: { Ops: { servers: { fs: { command: "npx" } }, experts: [{ name: "x y" }] } } };
+    await writeFile(join(dir, "broken.json"), JSON.stringify(broken));
+    const offline = await cli("validate", "broken.json");
+    expect(offline.code).toBe(1);
+    const api = await fetch(`${dev.baseUrl}/admin/api/validate`, { method: "POST", body: JSON.stringify(broken) });
+    expect(api.status).toBe(400);
+    const { problems } = (await api.json()) as { problems: Array<{ path: string; message: string; fix: string }> };
+    expect(problems.length).toBeGreaterThanOrEqual(4);
+    for (const problem of problems) expect(offline.stderr).toContain(`${problem.path} — ${problem.message}. Fix: ${problem.fix}`);
+  });
+
+  it("pushes a catalog and pulls back one that validates and pushes again unchanged", async () => {
+    const pushed = await cli("push", "catalog.json", "--note", "first push");
+    expect(pushed).toMatchObject({ code: 0 });
+    expect(pushed.stdout).toContain("skill default: saved as version 1");
+    expect(pushed.stdout).toContain("skill devops: saved as version 1");
+
+    expect((await cli("pull", "pulled.json")).code).toBe(0);
+    const pulled = JSON.parse(await readFile(join(dir, "pulled.json"), "utf8")) as { skills: Record<string, { experts: Array<{ budget: unknown }> }> };
+    expect(Object.keys(pulled.skills)).toEqual(["default", "devops"]);
+    expect(pulled.skills.default?.experts[0]?.budget).toMatchObject({ max_steps: 8 });
+    expect((await cli("diff", "pulled.json", "--exit-code")).code).toBe(0);
+    expect((await cli("push", "pulled.json")).stdout).toContain("skill default: unchanged (version 1)");
+  });
+
+  it("diffs per skill and per expert, then pushes the change and rolls it back", async () => {
+    const diff = await cli("diff", "edited.json", "--exit-code");
+    expect(diff.code).toBe(1);
+    expect(diff.stdout).toBe(
+      [
+        "~ skill default",
+        "    ~ expert ask",
+        '        ~ description: "Answers questions." → "Answers questions briefly."',
+        "    + expert summarize",
+        "- skill devops (would stop being served; its history stays)",
+        "",
+      ].join("\n"),
+    );
+
+    const pushed = await cli("push", "edited.json");
+    expect(pushed.stdout).toContain("skill default: saved as version 2");
+    expect(pushed.stdout).toContain("skill devops: removed");
+
+    const versions = await cli("versions", "--skill", "default");
+    expect(versions.stdout).toMatch(/\* v2 +\S+ +dev\n +v1 +\S+ +dev +first push\n/);
+
+    expect(await cli("rollback", "1", "--skill", "default")).toMatchObject({ code: 0, stdout: "skill default: version 1 restored as version 3\n" });
+    expect((await cli("diff", "edited.json")).stdout).toContain("+ expert summarize");
+    // Version 3 holds version 1's content, so pushing the original skill alone changes nothing.
+    expect((await cli("push", "catalog.json", "--skill", "default")).stdout).toBe("skill default: unchanged (version 3)\n");
+    expect((await cli("diff", "catalog.json")).stdout).toBe("+ skill devops (new: 0 server(s); 1 expert(s) deploy_help)\n");
+  });
+
+  it("reports an admin API refusal with the problems and a non-zero exit", async () => {
+    const rollback = await cli("rollback", "99", "--skill", "default");
+    expect(rollback.code).toBe(1);
+    expect(rollback.stderr).toContain('Skill "default" has no version 99.');
+    expect(rollback.stderr).toContain("fix: List the versions");
+    const unreachable = await runCliProcess(["pull"], { cwd: dir, env: { SLIPSNISSE_URL: "http://127.0.0.1:9" } });
+    expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringContaining("Cannot reach the Worker at http://127.0.0.1:9.") });
+  });
+});
+
+describe("slipsnisse tenant add", () => {
+  it("writes a wrangler.toml that `wrangler deploy --dry-run --env demo` accepts with every binding", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "slipsnisse-tenant-"));
+    await writeFile(join(dir, "wrangler.toml"), await readFile(join(repoRoot, "wrangler.toml"), "utf8"));
+    const added = await runCliProcess(["tenant", "add", "demo", "--dry-run"], { cwd: dir });
+    expect(added.code).toBe(0);
+    const config = join(dir, "wrangler.toml");
+    const deploy = await runWrangler(["deploy", "--dry-run", "--env", "demo", "--outdir", join(dir, "out"), "--config", config, "--script", join(repoRoot, "src/index.ts")]);
+    expect(deploy.code, deploy.output).toBe(0);
+    for (const binding of ["env.EXPERT_SESSION (ExpertSession)", "env.LEGACY_SSE (LegacySseSession)", "env.CACHE", "env.OAUTH_KV", "env.DB (slipsnisse-demo)", "env.SELF (slipsnisse-demo)", "env.AI", 'env.TENANT ("demo")']) {
+      expect(deploy.output).toContain(binding);
+    }
+    expect(deploy.output).not.toMatch(/WARNING|not inherited|exists at the top level/i);
+  });
+});
