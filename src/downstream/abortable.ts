@@ -3,9 +3,13 @@
  * used where one in-flight connect or listing is shared by several callers and one caller's
  * cancellation must not fail the others.
  */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => unknown): Promise<T> {
   if (signal === undefined) return promise;
-  if (signal.aborted) return Promise.reject(onAbort());
+  if (signal.aborted) {
+    // Nobody will await `promise` now; keep its later rejection from going unhandled.
+    promise.catch(() => undefined);
+    return Promise.reject(onAbort());
+  }
   return new Promise<T>((resolve, reject) => {
     const abort = () => reject(onAbort());
     signal.addEventListener("abort", abort, { once: true });
