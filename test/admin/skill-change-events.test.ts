@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { onSkillChanged } from "../../src/admin/skill-change-events";
+import { uniqueSkill } from "../catalog/catalog-test-data";
+import { admin } from "./admin-test-client";
+
+const expert = (description: string) => ({ name: "ask", description, provider: "google" });
+
+describe("skill change announcements (what the MCP surface turns into tools/list_changed)", () => {
+  const heard: string[] = [];
+  const stop = onSkillChanged((skill) => heard.push(skill));
+  afterEach(() => {
+    heard.length = 0;
+  });
+
+  it("announces every accepted change of a skill, and nothing for a no-op or a refusal", async () => {
+    const skill = uniqueSkill("announce");
+    await admin("PUT", `/skills/${skill}`, { experts: [expert("1")] });
+    await admin("PUT", `/skills/${skill}`, { experts: [expert("1")] });
+    await admin("PUT", `/skills/${skill}`, { experts: [{ name: "bad name" }] });
+    await admin("PUT", `/skills/${skill}/experts/ask`, expert("2"));
+    await admin("POST", `/skills/${skill}/versions/1/restore`);
+    await admin("DELETE", `/skills/${skill}`);
+    expect(heard).toEqual([skill, skill, skill, skill]);
+  });
+
+  it("announces only the skills a catalog replacement changed or removed", async () => {
+    const [kept, changed, dropped] = [uniqueSkill("kept"), uniqueSkill("changed"), uniqueSkill("dropped")];
+    await admin("PUT", "/catalog", { skills: { [kept]: { experts: [expert("k")] }, [changed]: { experts: [expert("c1")] }, [dropped]: {} } });
+    heard.length = 0;
+    await admin("PUT", "/catalog", { skills: { [kept]: { experts: [expert("k")] }, [changed]: { experts: [expert("c2")] } } });
+    expect(heard.sort()).toEqual([changed, dropped].sort());
+    stop();
+  });
+});
