@@ -23,6 +23,8 @@ export interface SampleSizes {
 
 export interface BenchContext {
   dev: WranglerDev;
+  /** The frozen copy of the project wrangler runs from (see project-snapshot.ts). */
+  projectDir: string;
   fake: FakeOpenAIServer;
   /** The fixture echo server's tagged base (for /stats) and its MCP endpoint. */
   echoBase: string;

@@ -2,6 +2,7 @@ import { startFixtureServers } from "../fixtures/fixture-servers";
 import { taggedBase } from "../fixtures/fixture-stats-client";
 import { loadCatalog } from "../e2e/harness/catalog-admin";
 import { startFakeOpenAI } from "../e2e/harness/fake-openai-server";
+import { snapshotProject } from "../e2e/harness/project-snapshot";
 import { startWranglerDev } from "../e2e/harness/wrangler-dev";
 import { benchCatalog } from "./bench-catalog";
 import { createConnector, type BenchContext, type Figure } from "./bench-context";
@@ -34,7 +35,11 @@ export async function runBenchmark(args: string[]): Promise<void> {
   const fixtures = await startFixtureServers();
   const wide = await startManyToolsServers();
   const fake = await startFakeOpenAI({ script: benchModelScript, record: false });
-  const dev = await startWranglerDev({ readyTimeoutMs: 60_000 });
+  const project = await snapshotProject();
+  const dev = await startWranglerDev({ readyTimeoutMs: 60_000, projectDir: project.dir }).catch(async (error: unknown) => {
+    await Promise.allSettled([fake.close(), fixtures.stop(), project.remove(), ...wide.map((s) => s.stop())]);
+    throw error;
+  });
   const figures: Figure[] = [];
   const failures: BenchRun["failures"] = [];
   try {
@@ -42,7 +47,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
     const echoMcpUrl = `${echoBase}/mcp`;
     const catalog = benchCatalog(echoMcpUrl, wide, fake.baseURL);
     const ctx: BenchContext = {
-      dev, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes,
+      dev, projectDir: project.dir, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes,
       connect: createConnector(dev.baseUrl, "v2-2025"),
       reloadCatalog: async (generation) => {
         const wideSkill = catalog.skills.wide;
@@ -58,6 +63,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
         figures.push(...(await run()));
       } catch (error) {
         failures.push({ figure: name, error: error instanceof Error ? error.message : String(error) });
+        console.error(`[bench] ${name} failed; wrangler dev log tail:\n${dev.logs().split("\n").slice(-25).join("\n")}`);
       }
       console.error(`[bench] ${name} done in ${Math.round((performance.now() - t) / 1000)} s`);
     };
@@ -78,7 +84,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("M7", () => measureSizeAndStart(ctx));
   } finally {
     await dev.stop();
-    await Promise.allSettled([fake.close(), fixtures.stop(), ...wide.map((s) => s.stop())]);
+    await Promise.allSettled([fake.close(), fixtures.stop(), project.remove(), ...wide.map((s) => s.stop())]);
   }
   const run: BenchRun = {
     date: new Date().toISOString(),

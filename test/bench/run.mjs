@@ -1,8 +1,19 @@
 #!/usr/bin/env node
-// `npm run bench`: runs the benchmark under npm's Node 24, which strips TypeScript types
-// natively. The project's .ts files import each other without extensions (bundler
-// resolution, as tsc and vitest expect), so a resolve hook adds `.ts` where Node finds none.
+// `npm run bench`: runs the benchmark under npm's Node 24, which runs TypeScript natively.
+// Shared test fixtures use parameter properties, which plain type stripping refuses, so the
+// bench re-runs itself once with --experimental-transform-types. The project's .ts files import
+// each other without extensions (bundler resolution, as tsc and vitest expect), so a resolve
+// hook adds `.ts` where Node finds none.
+import { spawnSync } from "node:child_process";
 import { registerHooks } from "node:module";
+import { fileURLToPath } from "node:url";
+
+if (!process.execArgv.includes("--experimental-transform-types")) {
+  const flags = ["--experimental-transform-types", "--disable-warning=ExperimentalWarning"];
+  const self = fileURLToPath(import.meta.url);
+  const child = spawnSync(process.execPath, [...flags, self, ...process.argv.slice(2)], { stdio: "inherit" });
+  process.exit(child.status ?? 1);
+}
 
 registerHooks({
   resolve(specifier, context, nextResolve) {

@@ -32,11 +32,11 @@ async function gzipSizeOfDir(dir: string): Promise<{ raw: number; gzip: number; 
 export async function measureSizeAndStart(ctx: BenchContext): Promise<Figure[]> {
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-bench-dist-"));
   try {
-    const deploy = await runWrangler(["deploy", "--dry-run", "--outdir", join(dir, "dist")], { timeoutMs: 120_000 });
+    const deploy = await runWrangler(["deploy", "--dry-run", "--outdir", join(dir, "dist")], { cwd: ctx.projectDir, timeoutMs: 120_000 });
     if (deploy.code !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${deploy.output.slice(-2000)}`);
     const size = await gzipSizeOfDir(join(dir, "dist"));
     const profilePath = join(dir, "startup.cpuprofile");
-    const check = await runWrangler(["check", "startup", "--outfile", profilePath], { timeoutMs: 120_000 });
+    const check = await runWrangler(["check", "startup", "--outfile", profilePath], { cwd: ctx.projectDir, timeoutMs: 120_000 });
     const active = /Active:\s*([\d.]+)\s*ms/.exec(check.output)?.[1];
     const startupMs = active === undefined ? Number.NaN : Number(active);
     const hotSpots = check.code === 0 ? await profileHotSpots(profilePath) : [];
