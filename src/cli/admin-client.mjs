@@ -5,23 +5,18 @@ import { formatProblems } from "./catalog-validator.mjs";
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
- * @typedef {{ url?: string, token?: string }} Connection
- * @typedef {{ status: number, body: Record<string, unknown> }} Answer
- */
-
-/**
  * The Worker's admin API. URL and token come from --url/--token or SLIPSNISSE_URL and
  * SLIPSNISSE_ADMIN_TOKEN; a local `npm start` Worker needs no token (loopback dev user).
- * @param {Connection} flags
+ * @param {Record<string, unknown>} flags parsed options (--url, --token)
  * @param {Record<string, string | undefined>} env
  */
 export function adminClient(flags, env) {
-  const base = (flags.url ?? env.SLIPSNISSE_URL ?? "").replace(/\/+$/, "");
+  const base = ((typeof flags.url === "string" ? flags.url : undefined) ?? env.SLIPSNISSE_URL ?? "").replace(/\/+$/, "");
   if (!base) {
     throw new CliError("No Worker URL given.", "Pass --url https://<worker>.workers.dev or set SLIPSNISSE_URL (http://127.0.0.1:8787 for `npm start`).", 2);
   }
   if (!/^https?:\/\//.test(base)) throw new CliError(`The Worker URL "${base}" is not an http(s) URL.`, "Write it like https://slipsnisse.example.workers.dev.", 2);
-  const token = flags.token ?? env.SLIPSNISSE_ADMIN_TOKEN;
+  const token = (typeof flags.token === "string" ? flags.token : undefined) ?? env.SLIPSNISSE_ADMIN_TOKEN;
 
   /**
    * @param {string} method

@@ -12,7 +12,7 @@ import { versions } from "./commands/versions.mjs";
 
 const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
 
-/** @type {Record<string, (args: string[], flags: Record<string, any>, io: import("./io.mjs").CliIo) => Promise<number>>} */
+/** @type {Record<string, (args: string[], flags: Record<string, unknown>, io: import("./io.mjs").CliIo) => Promise<number>>} */
 const COMMANDS = { validate, push, pull, diff, versions, rollback, tenant };
 
 const OPTIONS = /** @type {const} */ ({

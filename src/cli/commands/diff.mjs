@@ -9,7 +9,7 @@ import { withProgress } from "../progress.mjs";
 /**
  * `diff <file>`: what `push <file>` would change in the live catalog, per skill, server and
  * expert. Exit code 0; with --exit-code, 1 when there are differences (like `git diff`).
- * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function diff(args, flags, io) {
   const [file] = args;

@@ -7,7 +7,7 @@ import { withProgress } from "../progress.mjs";
 /**
  * `pull [file]`: the live catalog as JSON (defaults filled in), to a file or stdout. The result
  * can be edited and pushed back as is.
- * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function pull(args, flags, io) {
   const [file] = args;

@@ -9,7 +9,7 @@ import { withProgress } from "../progress.mjs";
  * `push <file> [--skill s]`: makes the file the live catalog (every skill in it; skills not in
  * it stop being served), or with --skill replaces just that skill. Checked offline first, so a
  * broken file never reaches the Worker.
- * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function push(args, flags, io) {
   const [file] = args;
@@ -21,11 +21,12 @@ export async function push(args, flags, io) {
   }
   const client = adminClient(flags, io.env);
   const note = typeof flags.note === "string" ? `?note=${encodeURIComponent(flags.note)}` : "";
-  if (typeof flags.skill === "string") {
-    const config = checked.catalog.skills[flags.skill];
-    if (!config) throw new CliError(`${file} has no skill "${flags.skill}".`, `Use one of: ${Object.keys(checked.catalog.skills).join(", ")}.`);
-    const answer = await withProgress(io, `Pushing skill ${flags.skill} to ${client.base}`, () => client.put(`/skills/${flags.skill}${note}`, config));
-    io.stdout.write(`${describe({ skill: flags.skill, ...answer })}\n`);
+  const skill = flags.skill;
+  if (typeof skill === "string") {
+    const config = checked.catalog.skills[skill];
+    if (!config) throw new CliError(`${file} has no skill "${skill}".`, `Use one of: ${Object.keys(checked.catalog.skills).join(", ")}.`);
+    const answer = await withProgress(io, `Pushing skill ${skill} to ${client.base}`, () => client.put(`/skills/${encodeURIComponent(skill)}${note}`, config));
+    io.stdout.write(`${describe({ skill, ...answer })}\n`);
     return 0;
   }
   const answer = await withProgress(io, `Pushing ${file} to ${client.base}`, () => client.put(`/catalog${note}`, document));

@@ -6,7 +6,7 @@ import { withProgress } from "../progress.mjs";
 /**
  * `rollback <version> [--skill s]`: restores an earlier version of a skill (default: `default`)
  * as a new version, so the rollback itself is in the history and can be undone.
- * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function rollback(args, flags, io) {
   const [version] = args;

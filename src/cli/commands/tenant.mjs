@@ -14,7 +14,7 @@ const nextSteps = readFileSync(new URL("../tenant/next-steps.md", import.meta.ur
  * `tenant add <name> [--dry-run] [--config wrangler.toml]`: creates the tenant's D1 database and
  * two KV namespaces with wrangler, writes its [env.<name>] block, prints what is left to do.
  * --dry-run prints the wrangler commands and writes placeholder ids (no network, no login).
- * @param {string[]} args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function tenant(args, flags, io) {
   const [sub, name] = args;

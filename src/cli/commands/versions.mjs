@@ -4,7 +4,7 @@ import { withProgress } from "../progress.mjs";
 
 /**
  * `versions [--skill s]`: a skill's history (newest first), or every skill's.
- * @param {string[]} _args @param {Record<string, any>} flags @param {import("../io.mjs").CliIo} io
+ * @param {string[]} _args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function versions(_args, flags, io) {
   const client = adminClient(flags, io.env);
