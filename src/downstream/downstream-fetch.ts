@@ -1,6 +1,7 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { MissingServiceBindingError } from "./downstream-errors";
+import { guardedFetch } from "./guarded-fetch";
 
 /** Where a service-bound server is reached when its config gives no URL (only the path matters). */
 const BINDING_DEFAULT_PATH = "/mcp";
@@ -22,12 +23,13 @@ function isFetcher(value: unknown): value is Fetcher {
 }
 
 /**
- * The fetch the transports use. Plain servers get the global fetch. A service binding gets
+ * The fetch the transports use. Plain servers get the guarded fetch (SSRF checks on every hop
+ * and redirect). A service binding gets
  * `env[binding].fetch` with a Host header set: a request through a binding carries none, and
  * createMcpHandler refuses such requests ("Missing Host header", -32000).
  */
 export function downstreamFetch(serverId: string, config: DownstreamServerConfig, env: Env): FetchLike {
-  if (config.binding === undefined) return (input, init) => fetch(input, init);
+  if (config.binding === undefined) return guardedFetch(serverId, env);
   const fetcher: unknown = Reflect.get(env, config.binding);
   if (!isFetcher(fetcher)) throw new MissingServiceBindingError(serverId, config.binding);
   const host = downstreamUrl(config).host;

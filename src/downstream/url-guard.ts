@@ -26,7 +26,7 @@ function isLoopbackName(host: string): boolean {
 }
 
 /** Why the host is not a public address, with whether it is loopback (allowed in local dev). */
-function hostProblem(host: string): { reason: string; loopback: boolean } | null {
+export function hostProblem(host: string): { reason: string; loopback: boolean } | null {
   const name = host.toLowerCase().replace(/\.$/, "");
   if (isLoopbackName(name)) return { reason: "loopback host", loopback: true };
   if (METADATA_HOSTS.has(name)) return { reason: "cloud metadata host", loopback: false };
@@ -41,8 +41,8 @@ function hostProblem(host: string): { reason: string; loopback: boolean } | null
  * Refuse downstream URLs that would turn the Worker into a proxy into places it must not reach
  * (SSRF): anything but https, credentials in the URL, loopback, private, link-local and
  * metadata addresses in any spelling. Loopback (over http too) is allowed only in local
- * development. A hostname that resolves to a private address cannot be caught here (Workers
- * have no DNS API); from Cloudflare's network such addresses are not routable anyway.
+ * development. What a hostname resolves to is checked by guarded-fetch.ts, which also
+ * re-checks every redirect.
  */
 export function assertSafeDownstreamUrl(serverId: string, rawUrl: string, env: Env): URL {
   let url: URL;
