@@ -24,7 +24,7 @@ export const authPaths = ["/authorize", "/auth/callback"] as const;
 /** What this server grants; roles, not scopes, separate members from admins. */
 export const grantedScopes = ["mcp"];
 
-const upstreamDataSchema = z.object({ verifier: z.string().min(43), nonce: z.string().min(16) });
+const upstreamDataSchema = z.object({ verifier: z.string().min(43), nonce: z.string().min(16), login: z.string().optional() });
 
 /**
  * The interactive half of OAuth: consent, then the upstream sign-in, then membership, then the
@@ -41,7 +41,7 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
       const request = await oauth.parseAuthRequest(c.req.raw);
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
-      return consentPage(details, consent.handle, context.idp.name, consent.headers);
+      return consentPage(details, consent.handle, context.idp.name, consent.headers, context.idp.loginChoices);
     } catch (error) {
       return authorizationFailure(error);
     }
@@ -57,7 +57,7 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
         return new Response(null, { status: 302, headers: denied.headers });
       }
       const approved = await oauth.approveConsent(c.req.raw, handle);
-      const data: UpstreamData = { verifier: randomToken(), nonce: randomToken() };
+      const data: UpstreamData = { verifier: randomToken(), nonce: randomToken(), ...pickedLogin(context.idp, form) };
       const upstream = await oauth.beginUpstream(approved.request, { data, headers: approved.headers });
       upstream.headers.set("Location", await context.idp.authorizeUrl({ state: upstream.state, callbackUrl, data }));
       return new Response(null, { status: 302, headers: upstream.headers });
@@ -105,4 +105,10 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
   });
 
   return app;
+}
+
+/** Only the dev provider offers a choice; its authorizeUrl refuses a login it does not list. */
+function pickedLogin(idp: IdentityProvider, form: FormData): { login?: string } {
+  const login = form.get("login");
+  return idp.loginChoices && typeof login === "string" ? { login } : {};
 }

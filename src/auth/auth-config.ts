@@ -38,10 +38,13 @@ const baseSchema = z.object({
   CLIENT_REGISTRATION_TTL: seconds(7 * 24 * 3600),
 });
 
+const devLogin = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be a login (letters, digits, . _ -)");
 const devSchema = z.object({
   IDP: z.literal("dev"),
-  DEV_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be a login (letters, digits, . _ -)"),
+  DEV_USER: devLogin,
   DEV_EMAIL: z.email().optional(),
+  // Several local users (load tests, A-versus-B checks); the consent page offers the choice.
+  DEV_USERS: list.pipe(z.array(devLogin)),
 });
 const githubSchema = z.object({
   IDP: z.literal("github"),

@@ -12,6 +12,7 @@ const help = {
   CLIENT_REGISTRATION_TTL: { secret: false, example: "604800", what: "dynamic client registration lifetime in seconds (>= 60)" },
   DEV_USER: { secret: false, example: "alice", what: "the local user the dev identity provider signs in" },
   DEV_EMAIL: { secret: false, example: "alice@example.com", what: "the dev user's email" },
+  DEV_USERS: { secret: false, example: "alice,bob", what: "more local logins the dev identity provider offers on its consent page" },
   GITHUB_CLIENT_ID: { secret: false, example: "Iv1.0123456789abcdef", what: "the GitHub OAuth app's client ID" },
   GITHUB_CLIENT_SECRET: { secret: true, example: "", what: "the GitHub OAuth app's client secret" },
   GITHUB_ORG: { secret: false, example: "my-org", what: "GitHub organization whose members get in" },

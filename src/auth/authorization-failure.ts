@@ -1,5 +1,5 @@
 import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
-import { DevSignInRefusedError, UpstreamSignInError } from "./auth-errors";
+import { DevSignInRefusedError, DevUserNotListedError, UpstreamSignInError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { SlipsnisseError } from "../errors";
 
@@ -19,6 +19,9 @@ export function authorizationFailure(error: unknown, headers?: Headers): Respons
   }
   if (error instanceof CimdFetchError) {
     return messagePage(400, "This app could not be verified", "Its client metadata document could not be fetched or is invalid.", headers);
+  }
+  if (error instanceof DevUserNotListedError) {
+    return messagePage(403, "Not a dev user", error.toolMessage, headers);
   }
   if (error instanceof DevSignInRefusedError) {
     return messagePage(403, "Dev sign-in refused", error.toolMessage, headers);

@@ -7,7 +7,7 @@ import { escapeHtml, pageSecurityHeaders, renderPage } from "./auth-pages";
  * warning for loopback redirects, and the scopes. Every value may come from the client, so all
  * of it is escaped. `handle` is browser-bound by the cookie in `transactionHeaders`.
  */
-export function consentPage(details: ConsentDescription, handle: string, providerName: string, transactionHeaders: Headers): Response {
+export function consentPage(details: ConsentDescription, handle: string, providerName: string, transactionHeaders: Headers, loginChoices: readonly string[] = []): Response {
   const name = escapeHtml(details.clientName);
   const origin = details.clientDomain
     ? `Published by <strong>${escapeHtml(details.clientDomain)}</strong>.`
@@ -24,9 +24,16 @@ ${loopback}
 <p>You will sign in with ${escapeHtml(providerName)} next; only members of this team get access.</p>
 <form method="post" action="/authorize">
 <input type="hidden" name="handle" value="${escapeHtml(handle)}">
-<button name="decision" value="approve">Allow</button><button name="decision" value="deny">Deny</button>
+${loginPicker(loginChoices)}<button name="decision" value="approve">Allow</button><button name="decision" value="deny">Deny</button>
 </form>`;
   const headers = new Headers(transactionHeaders);
   for (const [header, value] of Object.entries(pageSecurityHeaders)) headers.set(header, value);
   return new Response(renderPage(`Authorize ${details.clientName}`, body), { status: 200, headers });
+}
+
+/** Dev provider with several local users: which one to sign in as (the first is preselected). */
+function loginPicker(choices: readonly string[]): string {
+  if (choices.length < 2) return "";
+  const options = choices.map((login, i) => `<option value="${escapeHtml(login)}"${i === 0 ? " selected" : ""}>${escapeHtml(login)}</option>`).join("");
+  return `<p><label>Sign in as <select name="login">${options}</select></label></p>\n`;
 }

@@ -6,6 +6,8 @@ export interface UpstreamData {
   verifier: string;
   /** OIDC nonce, bound into the ID token. */
   nonce: string;
+  /** Dev provider only: the login picked on the consent page, kept server-side so the callback cannot be steered. */
+  login?: string;
 }
 
 export interface UpstreamStart {
@@ -28,6 +30,11 @@ export interface UpstreamFinish {
  */
 export interface IdentityProvider {
   readonly name: string;
+  /**
+   * Dev provider only: the local logins the consent page offers (first = default). A real
+   * provider decides who signed in itself, so it has none.
+   */
+  readonly loginChoices?: readonly string[];
   authorizeUrl(start: UpstreamStart): Promise<string>;
   finish(finish: UpstreamFinish): Promise<UpstreamIdentity>;
   /**
