@@ -22,7 +22,8 @@ export function adminRoutes(): Hono<AdminEnv> {
   for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes()]) {
     admin.route("/", routes);
   }
-  admin.notFound((c) => c.json({ error: `No admin route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the admin API list in README.md." }, 404));
+  // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.
+  admin.all("*", (c) => c.json({ error: `No admin route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the admin API list in README.md." }, 404));
   admin.onError((error, c) => {
     if (error instanceof AdminApiError) {
       return c.json({ error: error.message, fix: error.fix, ...(error.problems.length > 0 ? { problems: error.problems } : {}) }, error.status);

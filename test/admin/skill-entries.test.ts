@@ -40,6 +40,10 @@ describe("whole skills", () => {
     expect(await listVersions(env.DB, skill)).toEqual([]);
   });
 
+  it("answers an unknown admin route with a JSON 404", async () => {
+    expect(await admin("GET", "/nothing-here")).toMatchObject({ status: 404, body: { error: "No admin route GET /admin/api/nothing-here." } });
+  });
+
   it("refuses a skill name that cannot be a URL path, and a body that is not JSON", async () => {
     expect(await admin("PUT", "/skills/Has_Caps", {})).toMatchObject({ status: 400, body: { error: expect.stringContaining("lowercase") } });
     expect(await admin("PUT", `/skills/${uniqueSkill("json")}`, "{not json")).toMatchObject({ status: 400, body: { error: "The request body is not valid JSON." } });
