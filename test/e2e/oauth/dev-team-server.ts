@@ -1,0 +1,64 @@
+import { loadCatalog } from "../harness/catalog-admin";
+import { startFakeOpenAI, textReply, type ChatRequest, type FakeOpenAIServer } from "../harness/fake-openai-server";
+import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { projectWithSecrets, type ProjectWithSecrets } from "./project-with-secrets";
+
+export const EXPERT = "ask_notes";
+
+export interface DevTeamServer {
+  dev: WranglerDev;
+  fake: FakeOpenAIServer;
+  adminToken: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `wrangler dev` with OAuth on and the dev identity provider signing in alice (DEV_USER) or bob
+ * (DEV_USERS), plus one expert on the fake OpenAI-compatible model, loaded with ADMIN_TOKEN.
+ * The model answers every question with a line that names it, so a test can tell calls apart.
+ */
+export async function startDevTeamServer(vars: Record<string, string> = {}): Promise<DevTeamServer> {
+  let project: ProjectWithSecrets | undefined;
+  let fake: FakeOpenAIServer | undefined;
+  let dev: WranglerDev | undefined;
+  const stop = async () => {
+    await dev?.stop();
+    await Promise.allSettled([fake?.close(), project?.remove()]);
+  };
+  try {
+    [project, fake] = await Promise.all([projectWithSecrets(), startFakeOpenAI({ script: answerEveryQuestion })]);
+    dev = await startWranglerDev({
+      projectDir: project.dir,
+      vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice,bob", ...vars },
+    });
+    await loadCatalog(
+      dev.baseUrl,
+      {
+        skills: {
+          default: {
+            experts: [
+              {
+                name: EXPERT,
+                description: "Answers from the team's notes.",
+                provider: "openai-compatible",
+                base_url: fake.baseURL,
+                model: "fake-cheap",
+                budget: { max_steps: 2, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 1, max_tool_result_bytes: 4_096 },
+              },
+            ],
+          },
+        },
+      },
+      { Authorization: `Bearer ${project.adminToken}` },
+    );
+    return { dev, fake, adminToken: project.adminToken, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function answerEveryQuestion(request: ChatRequest) {
+  const user = request.messages.filter((message) => message.role === "user").at(-1);
+  return textReply(`notes say: ${String(user?.content)}`);
+}
