@@ -1,3 +1,4 @@
+import { waitUntil } from "cloudflare:workers";
 import { McpServer, fromJsonSchema, type CallToolResult, type ServerContext } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
@@ -25,6 +26,8 @@ export function buildExpertServer({ env, skill, user }: ExpertServerContext): Mc
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged: true } },
     instructions: skill.config.description,
+    // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
+    cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" } },
   });
   for (const expert of skill.config.experts) {
     server.registerTool(
@@ -57,7 +60,9 @@ async function callExpert(
             params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
           });
   // Closing the stream (2026-07-28) or a cancel on this exchange aborts the run in the session.
-  const onAbort = () => void stub.cancel(runId).catch(() => undefined);
+  // The client is gone by then and workerd ends this invocation right after the abort event:
+  // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
+  const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const result = await stub.callExpert(

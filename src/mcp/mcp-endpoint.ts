@@ -1,5 +1,6 @@
 import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
 import { z } from "zod";
+import { onSkillChanged } from "../admin/skill-change-events";
 import { userPropsSchema, type UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { contextWithProps } from "../execution-context";
@@ -19,6 +20,12 @@ const requestPropsSchema = z.object({ user: userPropsSchema, skill: z.custom<Com
 
 // createMcpHandler matches one exact route; a handler per skill path, built once per isolate.
 const handlers = new Map<string, StatelessMcpHandler>();
+
+// Listen streams open on this isolate learn of a catalog change at once; clients elsewhere
+// re-list when their tools/list ttlMs runs out (no cross-isolate event bus yet).
+onSkillChanged((skill) => {
+  for (const path of skill === "default" ? ["/mcp", "/s/default/mcp"] : [`/s/${skill}/mcp`]) handlers.get(path)?.notify.toolsChanged();
+});
 
 function handlerFor(path: string, env: Env): StatelessMcpHandler {
   let handler = handlers.get(path);

@@ -51,8 +51,11 @@ describe("expert tools over MCP", () => {
       afterAll(async () => client.close());
 
       it("lists the skill's experts with their schema and the optional thread handle", async () => {
-        const { tools } = await client.listTools();
+        const listed = await client.listTools();
+        const { tools } = listed;
         expect(tools.map((tool) => tool.name)).toEqual(["ask_docs"]);
+        // 2026-07-28 list results say how long to cache them, so clients re-list after a catalog change.
+        if (era === "2026") expect(listed).toMatchObject({ ttlMs: 60_000 });
         const schema = tools[0]?.inputSchema as { properties: Record<string, unknown>; required: string[] };
         expect(Object.keys(schema.properties).sort()).toEqual(["query", "thread"]);
         expect(schema.required).toEqual(["query"]);
