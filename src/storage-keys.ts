@@ -8,6 +8,12 @@
  *   catalog_versions  (skill, version) → validated SkillConfig JSON, author, note, created_at.
  *                     Append-only history, so every change is attributable and restorable.
  *   skills            name → current_version, updated_at. The live pointer; no row = not served.
+ *   tool_pins         (skill, server_id, tool_name) → pinned hash + definition JSON, first_seen_at,
+ *                     pinned_at/by, and a pending change (hash, definition JSON, seen_at) while the
+ *                     live definition differs (src/downstream/tool-pins.ts). Written on the cold
+ *                     listing path (first sight pins; a change is withheld and recorded) and by an
+ *                     admin's accept. D1, not KV: these are security decisions an admin reviews,
+ *                     and KV is eventually consistent. Definitions are stored after secret redaction.
  *
  * KV (binding CACHE) — read on the hot path (every MCP request needs its skill's experts):
  *   skill:<name>      CompiledSkill {name, version, config} of the live version. One key per skill
@@ -19,7 +25,9 @@
  *                     {tools, fetchedAt, expiresAt} (src/downstream/tool-list-cache.ts). The hash
  *                     of the server's config (headers as `${NAME}` templates, never values) makes a
  *                     config change a miss. `expiresAt` is checked on read because KV's own
- *                     expirationTtl cannot go below 60 s.
+ *                     expirationTtl cannot go below 60 s. Holds only the tools that passed
+ *                     their pins, plus the names withheld and why; an admin's accept deletes every
+ *                     key of that skill and server (downstreamToolsPrefix) so the next list re-checks.
  *
  * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
  *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
@@ -33,6 +41,7 @@
 export const D1_TABLES = {
   catalogVersions: "catalog_versions",
   skills: "skills",
+  toolPins: "tool_pins",
 } as const;
 
 export const KV_PREFIXES = {
@@ -48,4 +57,9 @@ export function compiledSkillKey(skill: string): string {
 /** KV key of one downstream server's cached tool list in CACHE. */
 export function downstreamToolsKey(skill: string, serverId: string, configHash: string): string {
   return `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
+}
+
+/** Prefix of every cached tool list of one server of one skill (all config hashes). */
+export function downstreamToolsPrefix(skill: string, serverId: string): string {
+  return `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:`;
 }

@@ -6,11 +6,13 @@ import { connectDownstream, type DownstreamConnection } from "./connect-downstre
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
 import { DownstreamCallAbortedError, DownstreamUnavailableError, UnknownDownstreamServerError } from "./downstream-errors";
 import { toDownstreamTool } from "./downstream-tool-schema";
-import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource } from "./downstream-types";
+import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource, WithheldTool } from "./downstream-types";
 import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
 import { redactDeep } from "./secret-headers";
 import { isExpiredSession } from "./transport-failure";
 import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
+import { ToolPinCheckFailedError, ToolWithheldError } from "./tool-pin-errors";
+import { applyToolPins, type PinCheck, type PinDatabase } from "./tool-pins";
 
 export interface DownstreamPoolOptions {
   env: Env;
@@ -20,6 +22,8 @@ export interface DownstreamPoolOptions {
   cache?: KVNamespace;
   backoff?: BackoffPolicy;
   now?: () => number;
+  /** Where tool definitions are pinned (tool-pins.ts); defaults to env.DB. `false` turns pinning off. */
+  toolPins?: PinDatabase | false;
 }
 
 /**
@@ -32,11 +36,13 @@ export class DownstreamPool implements ToolSource {
   private readonly toolCache: ToolListCache;
   private readonly backoff: BackoffPolicy;
   private readonly now: () => number;
+  private readonly pins: PinDatabase | undefined;
   private closed = false;
 
   constructor(private readonly options: DownstreamPoolOptions) {
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.pins = options.toolPins === false ? undefined : (options.toolPins ?? options.env.DB);
     this.toolCache = new ToolListCache(options.cache ?? options.env.CACHE, options.skill, this.now);
     for (const [serverId, config] of Object.entries(options.servers)) {
       this.entries.set(serverId, newPoolEntry(serverId, config));
@@ -64,6 +70,7 @@ export class DownstreamPool implements ToolSource {
   ): Promise<CallToolResult> {
     const entry = this.entry(serverId);
     const signal = options?.signal;
+    if (this.pins !== undefined) await this.refuseWithheld(entry, toolName, signal);
     const result = await this.request(entry, toolName, signal, (connection) =>
       connection.client.callTool(
         { name: toolName, arguments: args },
@@ -72,6 +79,11 @@ export class DownstreamPool implements ToolSource {
     );
     // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
     return redactDeep(result.value, result.connection.redact);
+  }
+
+  /** Tools the server's latest listing withheld (changed since pinned); listTools first. */
+  withheldTools(serverId: string): readonly WithheldTool[] {
+    return this.entry(serverId).tools?.withheld ?? [];
   }
 
   /** Per-server connection state for health; servers never used are "idle". */
@@ -111,8 +123,31 @@ export class DownstreamPool implements ToolSource {
       .map((tool) => toDownstreamTool(redactDeep(tool, connection.redact)))
       .filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
-    entry.tools = await this.toolCache.write(entry.serverId, entry.config, tools, ttlMs);
+    // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
+    const checked = await this.checkPins(entry.serverId, tools);
+    entry.tools = await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld);
     return entry.tools.tools;
+  }
+
+  private async checkPins(serverId: string, tools: DownstreamTool[]): Promise<PinCheck> {
+    if (this.pins === undefined) return { allowed: tools, withheld: [] };
+    try {
+      return await applyToolPins(this.pins, this.options.skill, serverId, tools, this.now());
+    } catch (error) {
+      // Fail closed: unchecked definitions never reach the model.
+      throw new ToolPinCheckFailedError(serverId, String(error));
+    }
+  }
+
+  /**
+   * Defence in depth (the runner only offers listed tools): a tool withheld at the latest listing
+   * is refused here too, e.g. when a re-listing mid-run found it changed. A pool that has not
+   * listed the server yet lists it first, so no call skips the pin check.
+   */
+  private async refuseWithheld(entry: PoolEntry, toolName: string, signal: AbortSignal | undefined): Promise<void> {
+    if (entry.tools === undefined) await this.listTools(entry.serverId, signal === undefined ? undefined : { signal });
+    const withheld = entry.tools?.withheld.find((tool) => tool.name === toolName);
+    if (withheld !== undefined) throw new ToolWithheldError(this.options.skill, entry.serverId, toolName, withheld.reason);
   }
 
   /**

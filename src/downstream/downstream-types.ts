@@ -3,6 +3,15 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
 /** A tool as listed by a downstream server (only what the runner and the cache need). */
 export type DownstreamTool = Pick<Tool, "name" | "description" | "inputSchema" | "annotations">;
 
+/**
+ * A tool the server lists but the pool does not offer, and why (e.g. its definition changed
+ * since it was pinned). `reason` reads after "tool X on server Y ".
+ */
+export interface WithheldTool {
+  name: string;
+  reason: string;
+}
+
 export interface ToolCallOptions {
   signal?: AbortSignal;
 }
@@ -20,6 +29,11 @@ export interface ToolSource {
     args: Record<string, unknown>,
     options?: ToolCallOptions,
   ): Promise<CallToolResult>;
+  /**
+   * Tools of the server's latest listing that listTools left out (call after listTools). Optional:
+   * sources that withhold nothing need not implement it.
+   */
+  withheldTools?(serverId: string): readonly WithheldTool[];
 }
 
 /** Connection lifecycle of one downstream server inside a session (reported by health). */

@@ -4,19 +4,23 @@ import { log } from "../observability/logger";
 import { downstreamToolsKey } from "../storage-keys";
 import { serverConfigHash } from "./config-hash";
 import { downstreamToolSchema } from "./downstream-tool-schema";
-import type { DownstreamTool } from "./downstream-types";
+import type { DownstreamTool, WithheldTool } from "./downstream-types";
 
 /** KV refuses an expirationTtl below 60 s; shorter TTLs are enforced through `expiresAt`. */
 const KV_MIN_TTL_SECONDS = 60;
 
 const cachedToolListSchema = z.object({
   tools: z.array(downstreamToolSchema),
+  withheld: z.array(z.object({ name: z.string(), reason: z.string() })).optional(),
   fetchedAt: z.number(),
   expiresAt: z.number(),
 });
 
 export interface CachedToolList {
+  /** Only tools that passed their pins (tool-pins.ts): what the experts may see and call. */
   tools: readonly DownstreamTool[];
+  /** Tools the server listed that were left out, and why (for run notes and callTool refusals). */
+  withheld: readonly WithheldTool[];
   fetchedAt: number;
   expiresAt: number;
 }
@@ -50,7 +54,7 @@ export class ToolListCache {
       const parsed = cachedToolListSchema.safeParse(raw);
       if (!parsed.success || parsed.data.expiresAt <= this.now()) return undefined;
       const tools: DownstreamTool[] = parsed.data.tools;
-      return { tools, fetchedAt: parsed.data.fetchedAt, expiresAt: parsed.data.expiresAt };
+      return { tools, withheld: parsed.data.withheld ?? [], fetchedAt: parsed.data.fetchedAt, expiresAt: parsed.data.expiresAt };
     } catch (error) {
       log("warn", "tool list cache read failed", { skill: this.skill, serverId, error: String(error) });
       return undefined;
@@ -63,9 +67,10 @@ export class ToolListCache {
     config: DownstreamServerConfig,
     tools: readonly DownstreamTool[],
     ttlMs: number,
+    withheld: readonly WithheldTool[] = [],
   ): Promise<CachedToolList> {
     const fetchedAt = this.now();
-    const entry: CachedToolList = { tools, fetchedAt, expiresAt: fetchedAt + ttlMs };
+    const entry: CachedToolList = { tools, withheld, fetchedAt, expiresAt: fetchedAt + ttlMs };
     if (ttlMs <= 0) return entry;
     try {
       await this.kv.put(await this.key(serverId, config), JSON.stringify(entry), {

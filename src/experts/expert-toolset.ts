@@ -1,6 +1,6 @@
 import type { ToolSet } from "ai";
 import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
-import type { DownstreamTool } from "../downstream/downstream-types";
+import type { DownstreamTool, WithheldTool } from "../downstream/downstream-types";
 import { redactSecrets } from "./redact-secrets";
 import { ExpertToolsUnavailableError } from "./runner-errors";
 import { downstreamTool } from "./tool-adapter";
@@ -42,7 +42,8 @@ export async function buildExpertToolset(
       toolset.notes.push(`server "${serverId}" is unavailable (${reason}); its tools were left out`);
       return;
     }
-    for (const tool of selectWhitelisted(listing.value, whitelist, serverId, toolset.notes)) {
+    const withheld = ctx.source.withheldTools?.(serverId) ?? [];
+    for (const tool of selectWhitelisted(listing.value, whitelist, serverId, toolset.notes, withheld)) {
       const name = namespacedToolName(serverId, tool.name);
       if (!isToolAllowed(name, policy)) {
         toolset.notes.push(`${name} is blocked by the skill's tool policy`);
@@ -60,12 +61,24 @@ export async function buildExpertToolset(
   return toolset;
 }
 
-function selectWhitelisted(listed: readonly DownstreamTool[], whitelist: readonly string[], serverId: string, notes: string[]): DownstreamTool[] {
+function selectWhitelisted(
+  listed: readonly DownstreamTool[],
+  whitelist: readonly string[],
+  serverId: string,
+  notes: string[],
+  withheld: readonly WithheldTool[],
+): DownstreamTool[] {
   const selected = new Map<string, DownstreamTool>();
   for (const entry of whitelist) {
     const pattern = globToRegExp(entry);
     const matches = listed.filter((tool) => pattern.test(tool.name));
-    if (matches.length === 0) notes.push(`${namespacedToolName(serverId, entry)} is whitelisted but "${serverId}" does not list it`);
+    // A whitelisted tool the source withheld (e.g. its definition changed since it was pinned).
+    const held = withheld.filter((tool) => pattern.test(tool.name));
+    for (const tool of held) {
+      const note = `tool "${tool.name}" on server "${serverId}" ${tool.reason}`;
+      if (!notes.includes(note)) notes.push(note);
+    }
+    if (matches.length === 0 && held.length === 0) notes.push(`${namespacedToolName(serverId, entry)} is whitelisted but "${serverId}" does not list it`);
     for (const tool of matches) selected.set(tool.name, tool);
   }
   return [...selected.values()];

@@ -105,7 +105,8 @@ describe("a dead downstream server", () => {
 
   it("concurrent callers share one connect", async () => {
     const base = echoBase("shared");
-    open = new DownstreamPool({ env, skill: uniqueSkill("shared"), servers: { echo: serverConfig({ url: `${base}/mcp` }) } });
+    // Pins off: with them a fresh pool lists (KV first) before its first call, so the connect would start later.
+    open = new DownstreamPool({ env, skill: uniqueSkill("shared"), servers: { echo: serverConfig({ url: `${base}/mcp` }) }, toolPins: false });
     const calls = ["a", "b", "c", "d"].map((text) => open!.callTool("echo", "echo", { text }));
     expect(open.states().echo).toMatchObject({ status: "connecting" });
     expect((await Promise.all(calls)).map(firstText)).toEqual(["a", "b", "c", "d"]);
