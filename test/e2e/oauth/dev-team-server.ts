@@ -13,11 +13,11 @@ export interface DevTeamServer {
 }
 
 /**
- * `wrangler dev` with OAuth on and the dev identity provider signing in alice (DEV_USER) or bob
- * (DEV_USERS), plus one expert on the fake OpenAI-compatible model, loaded with ADMIN_TOKEN.
+ * `wrangler dev` with OAuth on and, unless `vars` say otherwise, the dev identity provider
+ * signing in alice (DEV_USER) or bob (DEV_USERS); `secrets` go to `.dev.vars`. One expert on the fake OpenAI-compatible model, loaded with ADMIN_TOKEN.
  * The model answers every question with a line that names it, so a test can tell calls apart.
  */
-export async function startDevTeamServer(vars: Record<string, string> = {}): Promise<DevTeamServer> {
+export async function startDevTeamServer(vars: Record<string, string> = {}, secrets: Record<string, string> = {}): Promise<DevTeamServer> {
   let project: ProjectWithSecrets | undefined;
   let fake: FakeOpenAIServer | undefined;
   let dev: WranglerDev | undefined;
@@ -26,7 +26,7 @@ export async function startDevTeamServer(vars: Record<string, string> = {}): Pro
     await Promise.allSettled([fake?.close(), project?.remove()]);
   };
   try {
-    [project, fake] = await Promise.all([projectWithSecrets(), startFakeOpenAI({ script: answerEveryQuestion })]);
+    [project, fake] = await Promise.all([projectWithSecrets(secrets), startFakeOpenAI({ script: answerEveryQuestion })]);
     dev = await startWranglerDev({
       projectDir: project.dir,
       vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice,bob", ...vars },

@@ -4,6 +4,8 @@ import { bearer, boundedFetch, signInAs, type OAuthSession } from "../harness/oa
 import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
 const THREAD_META = "slipsnisse.dev/thread";
+/** With alice and bob, ten distinct users: what the load test signs in against one wrangler dev. */
+const LOAD_USERS = Array.from({ length: 8 }, (_, i) => `load${String(i + 1).padStart(2, "0")}`);
 
 function threadOf(result: ToolCallResult): string {
   const thread = result._meta?.[THREAD_META];
@@ -23,7 +25,7 @@ describe("OAuth team access through wrangler dev (dev identity provider, alice a
   let bob: OAuthSession;
 
   beforeAll(async () => {
-    server = await startDevTeamServer();
+    server = await startDevTeamServer({ DEV_USERS: ["alice", "bob", ...LOAD_USERS].join(",") });
     base = server.dev.baseUrl;
     alice = await signInAs(base, "alice");
     bob = await signInAs(base, "bob");
@@ -132,6 +134,16 @@ describe("OAuth team access through wrangler dev (dev identity provider, alice a
     expect(asMember.status).toBe(403);
     const asAutomation = await boundedFetch(`${base}/admin/api/skills`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
     expect(asAutomation.status).toBe(200);
+  });
+
+  it("signs ten distinct users in at once, each with a grant of its own", async () => {
+    const sessions = await Promise.all(["alice", "bob", ...LOAD_USERS].map((login) => signInAs(base, login)));
+    // workers-oauth-provider tokens read `<userId>:<grantId>:<secret>`; the user id is the dev login's.
+    expect(sessions.map((session) => session.accessToken.split(":")[0])).toEqual(["alice", "bob", ...LOAD_USERS].map((login) => `dev-${login}`));
+    const answers = await Promise.all(
+      sessions.map(async (session) => (await boundedFetch(`${base}/mcp`, { method: "POST", headers: bearer(session), body: "{}" })).status),
+    );
+    expect(answers.every((status) => status !== 401)).toBe(true);
   });
 
   it("refuses to sign in a login that DEV_USERS does not list, with no code issued", async () => {
