@@ -43,7 +43,8 @@ function secretFiles() {
 }
 const devArgs = [wrangler, "dev", remote ? "--remote" : "--local", "--ip", "127.0.0.1", "--port", String(port),
   "--var", "ENVIRONMENT:local", "--var", `AUTH:${open ? "none" : "oauth"}`, "--var", "IDP:dev",
-  "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`, ...secretFiles()];
+  "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`,
+  ...(process.env.DEV_USERS ? ["--var", `DEV_USERS:${process.env.DEV_USERS}`] : []), ...secretFiles()];
 const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: "inherit", detached: true });
 const stop = () => { try { process.kill(-dev.pid, "SIGTERM"); } catch {} };
 process.on("SIGINT", stop);
