@@ -1,0 +1,77 @@
+import { isJSONRPCRequest, isJSONRPCResponse } from "@modelcontextprotocol/client";
+import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
+
+/**
+ * Wraps a Streamable HTTP client transport so that cancelling a request also closes that
+ * request's own HTTP stream. On a 2025 connection the SDK cancels only by POSTing
+ * `notifications/cancelled`; a stateless 2025 server (a fresh server per request, the common
+ * deployment) receives that on a new instance that knows nothing of the call, and the call runs
+ * to the end. Closing the POST's response stream is what such a server does notice (the SDK v1
+ * server aborts the handler when its response closes). The notification is still sent, for
+ * stateful servers that map it. 2026-07-28 connections already cancel by closing the stream.
+ */
+export class CancelClosesStreamTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+
+  private readonly streams = new Map<RequestId, AbortController>();
+
+  constructor(private readonly inner: Transport) {
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
+      if (isJSONRPCResponse(message) && message.id !== undefined) this.streams.delete(message.id);
+      this.onmessage?.(message, extra);
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message)) {
+      const stream = new AbortController();
+      this.streams.set(message.id, stream);
+      const requestSignal = options?.requestSignal ? AbortSignal.any([options.requestSignal, stream.signal]) : stream.signal;
+      return this.inner.send(message, { ...options, requestSignal });
+    }
+    const cancelledId = cancelledRequestId(message);
+    try {
+      await this.inner.send(message, options);
+    } finally {
+      if (cancelledId !== undefined) {
+        this.streams.get(cancelledId)?.abort();
+        this.streams.delete(cancelledId);
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    this.streams.clear();
+    return this.inner.close();
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.inner.setSupportedProtocolVersions?.(versions);
+  }
+}
+
+function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  if (!("method" in message) || message.method !== "notifications/cancelled" || "id" in message) return undefined;
+  const id: unknown = message.params?.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}

@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
+import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
+import { loadCatalog } from "../harness/catalog-admin";
+import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
+import { connectMcpClient, resultText, type Progress } from "../harness/mcp-clients";
+import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { connectAbortable, type Era } from "./abortable-client";
+import { runIds, waitFor, waitForNewRun, type StoredRunRow } from "./run-records";
+
+const MAX_STEPS = 5;
+const SLEEP_MS = 20_000;
+
+/**
+ * Long runs through `wrangler dev`: progress per step reaches a client that sent a progress
+ * token, and a client that goes away mid-run cancels the downstream call and leaves a
+ * "cancelled" run record behind. The fixture's `sleep` counts cancellations it observed.
+ */
+describe("progress and cancellation end to end", () => {
+  let dev: WranglerDev;
+  let fake: FakeOpenAIServer;
+  let fixtures: RunningFixtureServers;
+  let fxBase = "";
+
+  const loadFor = async (label: string) => {
+    fxBase = taggedBase(fixtures.urls.echo, label);
+    await loadCatalog(dev.baseUrl, {
+      skills: {
+        default: {
+          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 } },
+          experts: [
+            {
+              name: "worker_bee",
+              description: "Echoes, then sleeps when asked to.",
+              internal_tools: { fx: ["echo", "sleep"] },
+              provider: "openai-compatible",
+              base_url: fake.baseURL,
+              model: "fake-cheap",
+              budget: { max_steps: MAX_STEPS, timeout_ms: 45_000, max_output_tokens: 2_048, max_tool_calls: 8, max_tool_result_bytes: 4_096 },
+            },
+          ],
+        },
+      },
+    });
+  };
+
+  beforeAll(async () => {
+    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
+    dev = await startWranglerDev();
+  });
+  afterAll(async () => {
+    await dev?.stop();
+    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
+  });
+
+  // Two echo steps then an answer, unless the user asks for a sleep.
+  beforeEach(() => {
+    fake.reset((request) => {
+      const user = String(request.messages.filter((m) => m.role === "user").at(-1)?.content);
+      const results = toolResultMessages(request);
+      const sleep = /sleep (\d+)/.exec(user);
+      if (sleep && results.length === 0) return toolCallsReply({ name: "fx__sleep", arguments: { ms: Number(sleep[1]) } });
+      if (sleep) return textReply(`woke up: ${results[0]?.content ?? ""}`);
+      if (results.length < 2) return toolCallsReply({ name: "fx__echo", arguments: { text: `round ${results.length + 1}` } });
+      return textReply(`done after ${results.length} echoes`);
+    });
+  });
+
+  for (const kind of ["v2-2025", "v2-2026", "v1-http"] as const) {
+    it(`sends one progress notification per step with step, budget and message (${kind})`, async () => {
+      await loadFor(`progress-${kind}`);
+      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+      const seen: Progress[] = [];
+      try {
+        const result = await client.callTool("worker_bee", { query: "echo twice" }, (p) => seen.push(p));
+        expect(resultText(result)).toContain("done after 2 echoes");
+      } finally {
+        await client.close();
+      }
+      expect(seen).toEqual([
+        { progress: 1, total: MAX_STEPS, message: "calling fx__echo" },
+        { progress: 2, total: MAX_STEPS, message: "calling fx__echo" },
+        { progress: 3, total: MAX_STEPS, message: "writing the answer" },
+      ]);
+    });
+  }
+
+  it("sends no progress to a client that sent no progress token, and still answers", async () => {
+    await loadFor("no-token");
+    const client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`);
+    try {
+      const result = await client.callTool("worker_bee", { query: "echo twice" });
+      expect(resultText(result)).toContain("done after 2 echoes");
+    } finally {
+      await client.close();
+    }
+  });
+
+  /** Starts a sleeping run, waits until the downstream sleep is in flight, then lets `leave` end the client. */
+  async function abandonMidSleep(era: Era, leave: "disconnect" | "abort"): Promise<{ run: StoredRunRow; cancelledAfterMs: number }> {
+    await loadFor(`cancel-${era}-${leave}`);
+    const before = await runIds(dev.persistDir);
+    const client = await connectAbortable(`${dev.baseUrl}/mcp`, era);
+    const call = client.startCall("worker_bee", { query: `please sleep ${SLEEP_MS}` }, () => undefined);
+    await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined), 15_000);
+    const leftAt = Date.now();
+    if (leave === "disconnect") await client.disconnect();
+    else client.abortCall();
+    await expect(call).rejects.toThrow();
+
+    await waitFor("the downstream sleep to be cancelled", async () => ((await readFixtureStats(fxBase)).sleepsCancelled === 1 ? true : undefined), 12_000);
+    const cancelledAfterMs = Date.now() - leftAt;
+    const run = await waitForNewRun(dev.persistDir, before);
+    if (leave === "abort") await client.disconnect();
+    expect((await readFixtureStats(fxBase)).sleepsCompleted).toBe(0);
+    return { run, cancelledAfterMs };
+  }
+
+  for (const era of ["2026", "2025"] as const) {
+    it(`a client that disconnects mid-run cancels the downstream call and the run is recorded as cancelled (${era})`, async () => {
+      const { run, cancelledAfterMs } = await abandonMidSleep(era, "disconnect");
+      expect(run.outcome).toBe("cancelled");
+      expect(run.ended_at).not.toBeNull();
+      // Noticed at the next keep-alive or progress write (about 1 s), far before the 20 s sleep ends.
+      expect(cancelledAfterMs).toBeLessThan(8_000);
+    });
+  }
+
+  it("a 2026-07-28 client that aborts its request (closing the request's stream) cancels the run", async () => {
+    const { run } = await abandonMidSleep("2026", "abort");
+    expect(run.outcome).toBe("cancelled");
+  });
+
+  /**
+   * STACK.md: a 2025 client's `notifications/cancelled` arrives as a new POST at a fresh
+   * stateless server instance that knows nothing of the call, and the SDK v2 client keeps the
+   * call's own stream open. Nothing is cancelled: the run goes on to its answer and is recorded
+   * as "ok". (Closing the stream, or disconnecting, does cancel: see the tests above.)
+   */
+  it("a 2025 client's notifications/cancelled alone aborts nothing: the run finishes and is recorded", async () => {
+    await loadFor("cancel-2025-notification");
+    const before = await runIds(dev.persistDir);
+    const client = await connectAbortable(`${dev.baseUrl}/mcp`, "2025");
+    const call = client.startCall("worker_bee", { query: "please sleep 2500" });
+    await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined));
+    client.abortCall();
+    await expect(call).rejects.toThrow();
+    const run = await waitForNewRun(dev.persistDir, before);
+    expect(run.outcome).toBe("ok");
+    expect(await readFixtureStats(fxBase)).toMatchObject({ sleepsCompleted: 1, sleepsCancelled: 0 });
+    await client.disconnect();
+  });
+});
