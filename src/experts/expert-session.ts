@@ -28,7 +28,7 @@ export class ExpertSession extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    applySessionSchema(ctx.storage.sql);
+    applySessionSchema(ctx.storage);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     // A fresh instance has no run in flight: any "running" row was cut off by a restart.

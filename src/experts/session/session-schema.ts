@@ -4,54 +4,75 @@
  * abort controllers, resolved secret headers, model objects) stay in memory and are rebuilt
  * after a restart or hibernation. Listed in src/storage-keys.ts with every other store.
  *
- * runs          one row per expert call; inserted as "running" before the model is called so a
- *               run cut off by a disconnect or eviction is still on record, updated at the end.
- * run_steps     one row per model step of a run: finish reason, tokens, text, tool calls (JSON).
- * threads       a follow-up conversation handle minted by the session, bound to this DO's user.
- * thread_turns  the ModelMessages of a thread, oldest first, trimmed to a token budget.
+ * runs               one row per expert call; inserted as "running" before the model is called so
+ *                    a run cut off by a disconnect or eviction is still on record, updated at the end.
+ * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON).
+ * threads            a follow-up conversation handle minted by the session, bound to this DO's user.
+ * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
+ * session_migrations which of SESSION_MIGRATIONS have been applied.
+ *
+ * Every object of a namespace keeps its own database, so a schema change is a new entry at the
+ * end of SESSION_MIGRATIONS, applied by each object when it next starts; never edit an entry.
  */
-export const SESSION_SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS runs (
-     id TEXT PRIMARY KEY,
-     skill TEXT NOT NULL,
-     expert TEXT NOT NULL,
-     user_id TEXT NOT NULL,
-     thread_id TEXT,
-     catalog_version INTEGER,
-     provider TEXT NOT NULL,
-     model TEXT,
-     outcome TEXT NOT NULL,
-     error TEXT,
-     usage TEXT,
-     started_at INTEGER NOT NULL,
-     ended_at INTEGER
-   )`,
-  `CREATE TABLE IF NOT EXISTS run_steps (
-     run_id TEXT NOT NULL,
-     step INTEGER NOT NULL,
-     finish_reason TEXT NOT NULL,
-     input_tokens INTEGER NOT NULL,
-     output_tokens INTEGER NOT NULL,
-     text TEXT NOT NULL,
-     tool_calls TEXT NOT NULL,
-     PRIMARY KEY (run_id, step)
-   )`,
-  `CREATE TABLE IF NOT EXISTS threads (
-     id TEXT PRIMARY KEY,
-     expert TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   )`,
-  `CREATE TABLE IF NOT EXISTS thread_turns (
-     thread_id TEXT NOT NULL,
-     seq INTEGER NOT NULL,
-     role TEXT NOT NULL,
-     message TEXT NOT NULL,
-     approx_tokens INTEGER NOT NULL,
-     PRIMARY KEY (thread_id, seq)
-   )`,
-] as const;
+export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE IF NOT EXISTS runs (
+       id TEXT PRIMARY KEY,
+       skill TEXT NOT NULL,
+       expert TEXT NOT NULL,
+       user_id TEXT NOT NULL,
+       thread_id TEXT,
+       catalog_version INTEGER,
+       provider TEXT NOT NULL,
+       model TEXT,
+       outcome TEXT NOT NULL,
+       error TEXT,
+       usage TEXT,
+       started_at INTEGER NOT NULL,
+       ended_at INTEGER
+     )`,
+    `CREATE TABLE IF NOT EXISTS run_steps (
+       run_id TEXT NOT NULL,
+       step INTEGER NOT NULL,
+       finish_reason TEXT NOT NULL,
+       input_tokens INTEGER NOT NULL,
+       output_tokens INTEGER NOT NULL,
+       text TEXT NOT NULL,
+       tool_calls TEXT NOT NULL,
+       PRIMARY KEY (run_id, step)
+     )`,
+    `CREATE TABLE IF NOT EXISTS threads (
+       id TEXT PRIMARY KEY,
+       expert TEXT NOT NULL,
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL
+     )`,
+    `CREATE TABLE IF NOT EXISTS thread_turns (
+       thread_id TEXT NOT NULL,
+       seq INTEGER NOT NULL,
+       message TEXT NOT NULL,
+       approx_tokens INTEGER NOT NULL,
+       PRIMARY KEY (thread_id, seq)
+     )`,
+  ],
+  // Thread trimming keeps history starting at a user turn; it needs each turn's role.
+  [
+    `ALTER TABLE thread_turns ADD COLUMN role TEXT NOT NULL DEFAULT 'user'`,
+    `UPDATE thread_turns SET role = coalesce(json_extract(message, '$.role'), 'user')`,
+  ],
+];
 
-export function applySessionSchema(sql: SqlStorage): void {
-  for (const statement of SESSION_SCHEMA) sql.exec(statement);
+/** Applies the migrations this object has not run yet, each in its own transaction. */
+export function applySessionSchema(storage: DurableObjectStorage): void {
+  const sql = storage.sql;
+  sql.exec(`CREATE TABLE IF NOT EXISTS session_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
+  const applied = sql.exec<{ version: number | null }>(`SELECT MAX(version) AS version FROM session_migrations`).one().version ?? 0;
+  SESSION_MIGRATIONS.forEach((statements, index) => {
+    const version = index + 1;
+    if (version <= applied) return;
+    storage.transactionSync(() => {
+      for (const statement of statements) sql.exec(statement);
+      sql.exec(`INSERT INTO session_migrations (version, applied_at) VALUES (?, ?)`, version, Date.now());
+    });
+  });
 }

@@ -7,7 +7,7 @@ import { ThreadStore, UnknownThreadError } from "../../../src/experts/session/th
 function withStore<T>(name: string, use: (store: ThreadStore) => T): Promise<T> {
   const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(`thread-store:${name}`));
   return runInDurableObject(stub, (_instance, state) => {
-    applySessionSchema(state.storage.sql);
+    applySessionSchema(state.storage);
     return use(new ThreadStore(state.storage.sql));
   });
 }

@@ -1,0 +1,40 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { SESSION_MIGRATIONS, applySessionSchema } from "../../../src/experts/session/session-schema";
+import { ThreadStore } from "../../../src/experts/session/thread-store";
+
+function stub(name: string) {
+  return env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(`migrations:${name}`));
+}
+
+describe("session schema migrations", () => {
+  it("brings a session created by the first schema up to date without losing its threads", async () => {
+    const history = await runInDurableObject(stub("v1"), (_instance, state) => {
+      const sql = state.storage.sql;
+      // A session as the first release left it: v1 tables, data, no migration ledger.
+      for (const table of ["thread_turns", "threads", "run_steps", "runs", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      for (const statement of SESSION_MIGRATIONS[0] ?? []) sql.exec(statement);
+      sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES ('th_old', 'e', 1, 1)`);
+      sql.exec(`INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 0, ?, 5)`, JSON.stringify({ role: "user", content: "old question" }));
+      sql.exec(`INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 1, ?, 5)`, JSON.stringify({ role: "assistant", content: "old answer" }));
+
+      applySessionSchema(state.storage);
+      const roles = sql.exec<{ role: string }>(`SELECT role FROM thread_turns ORDER BY seq`).toArray().map((row) => row.role);
+      expect(roles).toEqual(["user", "assistant"]);
+      return new ThreadStore(sql).history("th_old");
+    });
+    expect(history).toEqual([
+      { role: "user", content: "old question" },
+      { role: "assistant", content: "old answer" },
+    ]);
+  });
+
+  it("is idempotent: a restarted object applies nothing twice", async () => {
+    const versions = await runInDurableObject(stub("twice"), (_instance, state) => {
+      applySessionSchema(state.storage);
+      applySessionSchema(state.storage);
+      return state.storage.sql.exec<{ version: number }>(`SELECT version FROM session_migrations ORDER BY version`).toArray().map((row) => row.version);
+    });
+    expect(versions).toEqual(SESSION_MIGRATIONS.map((_statements, index) => index + 1));
+  });
+});
