@@ -50,7 +50,7 @@ describe("load: 50 concurrent expert calls from 10 callers", () => {
       model: "fake-fast",
       budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 2_048 },
     };
-    const server = { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } };
+    const server = { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" as const } };
     await loadCatalog(dev.baseUrl, {
       skills: Object.fromEntries(["default", ...skills].map((name) => [name, { servers: server, experts: [expert] }])),
     });
