@@ -45,7 +45,7 @@ describe("load: 50 concurrent expert calls from 10 callers", () => {
       name: "answer",
       description: "Answers through the fixture echo.",
       internal_tools: { fx: ["echo"] },
-      provider: "openai-compatible",
+      provider: "openai-compatible" as const,
       base_url: fake.baseURL,
       model: "fake-fast",
       budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 2_048 },
