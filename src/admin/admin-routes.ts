@@ -9,6 +9,7 @@ import { expertRoutes } from "./routes/expert-routes";
 import { serverRoutes } from "./routes/server-routes";
 import { skillRoutes } from "./routes/skill-routes";
 import { statusRoutes } from "./routes/status-routes";
+import { toolChangeRoutes } from "./tool-change-routes";
 import { versionRoutes } from "./routes/version-routes";
 
 /**
@@ -19,7 +20,7 @@ import { versionRoutes } from "./routes/version-routes";
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes()]) {
+  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes()]) {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.
