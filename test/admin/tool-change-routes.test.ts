@@ -1,38 +1,15 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { Hono } from "hono";
+import { SELF, env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { requireAdmin } from "../../src/admin/admin-auth";
-import type { AdminEnv } from "../../src/admin/admin-context";
-import { AdminApiError } from "../../src/admin/admin-errors";
-import { toolChangeRoutes } from "../../src/admin/tool-change-routes";
 import { DownstreamPool } from "../../src/downstream/downstream-pool";
 import { echoBase, serverConfig, uniqueSkill } from "../downstream/downstream-test-helpers";
 
-/**
- * The tool-change routes behind the admin check, with admin-routes.ts's mapping of AdminApiError
- * to its status (admin-routes.ts is not ours to edit; once it mounts toolChangeRoutes() these
- * requests can go through SELF.fetch instead).
- */
-function app(): Hono<{ Bindings: Env }> {
-  const admin = new Hono<AdminEnv>();
-  admin.use("*", requireAdmin());
-  admin.route("/", toolChangeRoutes());
-  admin.onError((error, c) => (error instanceof AdminApiError ? c.json({ error: error.message, fix: error.fix }, error.status) : c.json({ error: String(error) }, 500)));
-  const root = new Hono<{ Bindings: Env }>();
-  root.route("/admin/api", admin);
-  return root;
-}
-
-/** As the loopback dev user (ENVIRONMENT=test, AUTH=none): the admin "dev". */
+/** Through the Worker's mounted admin API, as the loopback dev user (ENVIRONMENT=test, AUTH=none): the admin "dev". */
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const ctx = createExecutionContext();
-  const request = new Request(`http://localhost/admin/api${path}`, {
+  const response = await SELF.fetch(`http://localhost/admin/api${path}`, {
     method,
     headers: { "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const response = await app().fetch(request, env, ctx);
-  await waitOnExecutionContext(ctx);
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
