@@ -82,4 +82,17 @@ describe("resolveModel", () => {
     expect(production).not.toBe(mock);
     expect(modelInfo(production).modelId).toBe("@cf/meta/llama-3.3-70b-instruct-fp8-fast");
   });
+
+  it("reuses a built model for the same configuration and key, and builds anew when either changes", async () => {
+    const withKey = { ...env, OLLAMA_KEY: "key-one" } as AppEnv;
+    const expert = makeExpert({ provider: "openai-compatible", model: "llama3", base_url: "http://127.0.0.1:11434/v1", api_key_secret: "OLLAMA_KEY" });
+    const first = await resolveModel(expert, withKey);
+    expect(await resolveModel({ ...expert }, withKey)).toBe(first);
+    expect(await resolveModel({ ...expert, base_url: "http://127.0.0.1:11435/v1" }, withKey)).not.toBe(first);
+    expect(await resolveModel({ ...expert, model: "llama4" }, withKey)).not.toBe(first);
+    Object.assign(withKey, { OLLAMA_KEY: "key-two" });
+    const rotated = await resolveModel(expert, withKey);
+    expect(rotated).not.toBe(first);
+    expect(modelInfo(rotated).modelId).toBe("llama3");
+  });
 });
