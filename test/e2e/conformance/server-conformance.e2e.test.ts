@@ -1,0 +1,65 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCatalog } from "../harness/catalog-admin";
+import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { runConformance, type ConformanceRun } from "./conformance-cli";
+import { EXPECTED_FAILURES } from "./expected-failures";
+
+const FAILED = new Set(["FAILURE", "ERROR"]);
+
+/**
+ * `@modelcontextprotocol/conformance server` against `wrangler dev`, as `npm start --no-auth`
+ * runs it (the suite sends no Authorization header): AUTH=none with the dev identity provider,
+ * loopback only. Every scenario must pass except the fixture-dependent ones in
+ * expected-failures.ts; DNS-rebinding (Host and Origin) checks must pass.
+ */
+describe("MCP conformance suite against wrangler dev", () => {
+  let dev: WranglerDev;
+  let outputDir = "";
+  beforeAll(async () => {
+    outputDir = await mkdtemp(join(tmpdir(), "slipsnisse-conformance-"));
+    dev = await startWranglerDev({ vars: { ENVIRONMENT: "local", AUTH: "none", IDP: "dev", DEV_USER: "dev" } });
+    await loadCatalog(dev.baseUrl, {
+      skills: {
+        default: {
+          experts: [
+            { name: "ask", description: "Answers a question.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "none" },
+          ],
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await dev?.stop();
+    if (outputDir) await rm(outputDir, { recursive: true, force: true });
+  });
+
+  function verdict(run: ConformanceRun) {
+    const failed = run.checks.filter((check) => FAILED.has(check.status));
+    const unexpected = failed.filter((check) => !(check.scenario in EXPECTED_FAILURES)).map((c) => `${c.scenario}/${c.id}: ${c.errorMessage ?? c.status}`);
+    const failedScenarios = new Set(failed.map((check) => check.scenario));
+    const stale = Object.keys(EXPECTED_FAILURES).filter((s) => run.checks.some((c) => c.scenario === s) && !failedScenarios.has(s));
+    return { unexpected, stale, scenarios: new Set(run.checks.map((check) => check.scenario)) };
+  }
+
+  for (const specVersion of ["2025-11-25", "2026-07-28"] as const) {
+    it(`passes every scenario but the fixture-dependent ones (${specVersion})`, async () => {
+      const run = await runConformance(["--url", `${dev.baseUrl}/mcp`, "--spec-version", specVersion], join(outputDir, specVersion), 80_000);
+      console.log(`conformance ${specVersion}: ${run.checks.length} checks in ${Math.round(run.elapsedMs)} ms`);
+      const { unexpected, stale, scenarios } = verdict(run);
+      expect(scenarios.size).toBeGreaterThan(10);
+      expect(unexpected).toEqual([]);
+      // A listed scenario that now passes must leave the list.
+      expect(stale).toEqual([]);
+      if (specVersion === "2025-11-25") {
+        const rebinding = run.checks.filter((check) => check.scenario === "dns-rebinding-protection");
+        expect(rebinding.map((check) => [check.id, check.status])).toEqual([
+          ["localhost-host-rebinding-rejected", "SUCCESS"],
+          ["localhost-host-valid-accepted", "SUCCESS"],
+        ]);
+      }
+    }, 90_000);
+  }
+});
