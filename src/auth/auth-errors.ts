@@ -19,13 +19,20 @@ export class DevSignInRefusedError extends SlipsnisseError {
   readonly kind = "dev-sign-in-refused";
   readonly fix =
     "IDP=dev is only for `npm start` on 127.0.0.1/localhost with ENVIRONMENT=local. Set IDP to github, oidc or cloudflare-access for a deployed tenant.";
+  /**
+   * A non-local ENVIRONMENT is the server's misconfiguration (500); a non-loopback Host with a
+   * local one is a request that must not be served, e.g. DNS rebinding (403).
+   */
+  readonly status: 403 | 500;
   constructor(
     readonly host: string,
     readonly environment: string,
+    readonly reason: "environment" | "host",
   ) {
     super(
       `The dev identity provider refuses to sign anyone in here (host "${host}", ENVIRONMENT "${environment}").`,
     );
+    this.status = reason === "environment" ? 500 : 403;
   }
 }
 

@@ -78,7 +78,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
         try {
           assertDevAllowed(config, url.hostname);
         } catch (error) {
-          if (error instanceof DevSignInRefusedError) return messagePage(500, "Dev sign-in refused", error.toolMessage);
+          if (error instanceof DevSignInRefusedError) return messagePage(error.status, "Dev sign-in refused", error.toolMessage);
           throw error;
         }
       }

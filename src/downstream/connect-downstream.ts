@@ -3,6 +3,7 @@ import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { SlipsnisseError } from "../errors";
 import { DownstreamUnavailableError } from "./downstream-errors";
 import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
+import { CancelClosesStreamTransport } from "./cancel-closes-stream-transport";
 import { DedupeInboundTransport } from "./dedupe-inbound-transport";
 import { redactSecrets, resolveSecretHeaders } from "./secret-headers";
 import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
@@ -52,7 +53,7 @@ export async function connectDownstream(
       const transport =
         kind === "sse"
           ? new DedupeInboundTransport(new SSEClientTransport(url, { requestInit: { headers: resolved.headers }, fetch }))
-          : new StreamableHTTPClientTransport(url, { requestInit: { headers: resolved.headers }, fetch });
+          : new CancelClosesStreamTransport(new StreamableHTTPClientTransport(url, { requestInit: { headers: resolved.headers }, fetch }));
       try {
         const client = await connectWithin(transport, deadline, config.connect_timeout_ms);
         return {

@@ -75,7 +75,7 @@ describe("the dev identity provider signs in one of several listed local users (
   it("still refuses everything off loopback or outside a local environment", async () => {
     for (const url of ["https://slipsnisse.example.com/authorize", "http://10.0.0.5:8787/authorize"]) {
       const response = await worker.fetch(url);
-      expect(response.status, url).toBe(500);
+      expect(response.status, url).toBe(403);
       expect(await response.text(), url).toContain("dev identity provider refuses");
     }
     const production = authTestWorker({ ...multiVars, ENVIRONMENT: "production" });

@@ -88,6 +88,8 @@ describe("ExpertSession", () => {
     await session(alice).callExpert(request);
     const run = await session(alice).run(request.runId);
     expect(run).toMatchObject({ outcome: "ok", expert: "echoer", userId: "u-alice", catalogVersion: expect.any(Number) });
+    // A run that opens a conversation names its new thread.
+    expect(run?.threadId).toMatch(/^th_/);
     expect(run?.usage).toMatchObject({ steps: 2, toolCalls: 1 });
     const steps = await runInDurableObject(session(alice), (_instance, state) =>
       state.storage.sql.exec<{ step: number; tool_calls: string }>("SELECT step, tool_calls FROM run_steps WHERE run_id = ?", request.runId).toArray(),

@@ -46,7 +46,6 @@ function assertListed(choices: readonly string[], login: string): void {
 
 export function assertDevAllowed(config: AuthConfig, hostname: string): void {
   const localEnvironment = config.ENVIRONMENT === "local" || config.ENVIRONMENT === "test";
-  if (!localEnvironment || !isLoopbackHost(hostname)) {
-    throw new DevSignInRefusedError(hostname, config.ENVIRONMENT);
-  }
+  if (!localEnvironment) throw new DevSignInRefusedError(hostname, config.ENVIRONMENT, "environment");
+  if (!isLoopbackHost(hostname)) throw new DevSignInRefusedError(hostname, config.ENVIRONMENT, "host");
 }
