@@ -6,6 +6,7 @@ import type { AdminEnv } from "./admin-context";
 import { AdminApiError } from "./admin-errors";
 import { catalogRoutes } from "./routes/catalog-routes";
 import { expertRoutes } from "./routes/expert-routes";
+import { runRoutes } from "./routes/run-routes";
 import { serverRoutes } from "./routes/server-routes";
 import { skillRoutes } from "./routes/skill-routes";
 import { statusRoutes } from "./routes/status-routes";
@@ -20,7 +21,7 @@ import { versionRoutes } from "./routes/version-routes";
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes()]) {
+  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes()]) {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.

@@ -6,7 +6,7 @@ import type { ConnectionState } from "../downstream/downstream-types";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
-import type { ExpertRunResult, StepProgress } from "./expert-types";
+import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { failedRun } from "./session/failed-run";
@@ -112,6 +112,10 @@ export class ExpertSession extends DurableObject<Env> {
 
   async recentRuns(limit = 20): Promise<StoredRun[]> {
     return this.runs.recent(Math.min(Math.max(limit, 1), 200));
+  }
+
+  async steps(runId: string): Promise<StepRecord[]> {
+    return this.runs.steps(runId);
   }
 
   async connectionStates(): Promise<Record<string, ConnectionState>> {

@@ -1,0 +1,66 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getSkill } from "../../catalog/catalog-store";
+import { sessionName } from "../../mcp/session-name";
+import { skillParam, type AdminContext, type AdminEnv } from "../admin-context";
+import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "../admin-errors";
+
+const userSchema = z.string().trim().min(1).max(200);
+const limitSchema = z.coerce.number().int().min(1).max(200).default(20);
+// Run ids are minted by the Worker as UUIDs; anything else cannot name a run.
+const runIdSchema = z.uuid();
+
+/**
+ * A user's recorded runs in one skill, read from that user's ExpertSession (tenant:skill:user),
+ * where runs are written even when the client disconnected mid-run.
+ */
+export function runRoutes(): Hono<AdminEnv> {
+  const routes = new Hono<AdminEnv>();
+
+  routes.get("/skills/:skill/runs", async (c) => {
+    const { skill, user } = await sessionParams(c);
+    const limit = limitSchema.safeParse(c.req.query("limit"));
+    if (!limit.success) throw new InvalidParameterError("limit", "must be a whole number from 1 to 200", "Leave it out for the 20 most recent runs.");
+    const runs = await sessionStub(c, skill, user).recentRuns(limit.data);
+    return c.json({ skill, user, runs });
+  });
+
+  routes.get("/skills/:skill/runs/:runId", async (c) => {
+    const { skill, user } = await sessionParams(c);
+    const runId = runIdSchema.safeParse(c.req.param("runId"));
+    if (!runId.success) throw new InvalidParameterError("run id", "is not a run id (a UUID)", `List the user's runs with GET /admin/api/skills/${skill}/runs?user=<user id>.`);
+    const stub = sessionStub(c, skill, user);
+    const run = await stub.run(runId.data);
+    if (!run) throw new RunNotFoundError(skill, user, runId.data);
+    return c.json({ run, steps: await stub.steps(runId.data) });
+  });
+
+  return routes;
+}
+
+async function sessionParams(c: AdminContext): Promise<{ skill: string; user: string }> {
+  const skill = skillParam(c);
+  const user = userSchema.safeParse(c.req.query("user"));
+  if (!user.success) throw new InvalidParameterError("user", "query parameter is required: the user id whose runs to read (1-200 characters)", "Add ?user=<user id>, e.g. ?user=dev:alice (the userId in a run record or a grant).");
+  // Reading a session of a skill that does not exist would create an empty Durable Object for a typo.
+  if (!(await getSkill(c.env.DB, skill))) throw new SkillNotFoundError(skill);
+  return { skill, user: user.data };
+}
+
+function sessionStub(c: AdminContext, skill: string, user: string) {
+  return c.env.EXPERT_SESSION.get(c.env.EXPERT_SESSION.idFromName(sessionName(c.env.TENANT, skill, user)));
+}
+
+export class RunNotFoundError extends AdminApiError {
+  readonly kind = "run-not-found";
+  readonly status = 404;
+  readonly fix: string;
+  constructor(
+    readonly skill: string,
+    readonly user: string,
+    readonly runId: string,
+  ) {
+    super(`User "${user}" has no run ${runId} in skill "${skill}".`);
+    this.fix = `List the user's runs with GET /admin/api/skills/${skill}/runs?user=${encodeURIComponent(user)}.`;
+  }
+}

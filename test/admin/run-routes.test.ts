@@ -1,0 +1,107 @@
+import { env } from "cloudflare:test";
+import type { Client } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replaceCatalog } from "../../src/catalog/catalog-service";
+import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
+import { META_RUN } from "../../src/mcp/expert-tool-result";
+import { scriptedModel } from "../experts/scripted-model";
+import { connectClient } from "../mcp/mcp-test-client";
+import { admin, adminAs } from "./admin-test-client";
+
+const SKILL = "runs-demo";
+// The loopback dev user the MCP test client is signed in as (ENVIRONMENT=test, AUTH=none).
+const USER = "local:dev";
+
+const catalog = {
+  skills: {
+    [SKILL]: {
+      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      experts: [
+        {
+          name: "ask_docs",
+          description: "Answers questions from the docs.",
+          arguments: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
+          internal_tools: { docs: ["search_docs"] },
+          provider: "openai-compatible",
+          base_url: "http://127.0.0.1:9/v1",
+          model: "never-called",
+        },
+      ],
+    },
+  },
+};
+
+describe("admin runs API", () => {
+  let client: Client;
+  const runIds: string[] = [];
+
+  beforeAll(async () => {
+    expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
+    client = await connectClient(`/s/${SKILL}/mcp`, "2025");
+    setModelResolverForTests(() => scriptedModel([{ calls: [{ name: "docs__search_docs", input: { query: "budget" } }] }, { text: "Budgets bound loops." }]));
+    const first = await client.callTool({ name: "ask_docs", arguments: { query: "first question" } });
+    setModelResolverForTests(() => scriptedModel([{ text: "Second answer." }]));
+    const second = await client.callTool({ name: "ask_docs", arguments: { query: "second question" } });
+    runIds.push(first._meta?.[META_RUN] as string, second._meta?.[META_RUN] as string);
+  });
+  afterAll(async () => {
+    setModelResolverForTests(undefined);
+    await client.close();
+  });
+
+  it("lists the user's recent runs in the skill, newest first, bounded by limit", async () => {
+    const all = await admin("GET", `/skills/${SKILL}/runs?user=${encodeURIComponent(USER)}`);
+    expect(all.status).toBe(200);
+    const runs = all.body.runs as Array<Record<string, unknown>>;
+    expect(runs.map((run) => run.id)).toEqual([...runIds].reverse());
+    expect(runs[0]).toMatchObject({ skill: SKILL, expert: "ask_docs", userId: USER, outcome: "ok" });
+    const one = await admin("GET", `/skills/${SKILL}/runs?user=${encodeURIComponent(USER)}&limit=1`);
+    expect((one.body.runs as unknown[]).map((run) => (run as { id: string }).id)).toEqual([runIds[1]]);
+  });
+
+  it("returns one run with its steps and tool calls", async () => {
+    const answer = await admin("GET", `/skills/${SKILL}/runs/${runIds[0]}?user=${encodeURIComponent(USER)}`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.run).toMatchObject({ id: runIds[0], outcome: "ok", usage: { steps: 2, toolCalls: 1 } });
+    const steps = answer.body.steps as Array<{ index: number; text: string; toolCalls: Array<{ name: string; status: string }> }>;
+    expect(steps.map((step) => step.index)).toEqual([0, 1]);
+    expect(steps[0]?.toolCalls).toMatchObject([{ name: "docs__search_docs", status: "ok" }]);
+    expect(steps[1]?.text).toBe("Budgets bound loops.");
+  });
+
+  it("shows another user's session as empty: runs are per user", async () => {
+    const answer = await admin("GET", `/skills/${SKILL}/runs?user=dev:someone-else`);
+    expect(answer.status).toBe(200);
+    expect(answer.body.runs).toEqual([]);
+  });
+
+  it("answers 404 for an unknown run and an unknown skill", async () => {
+    const run = await admin("GET", `/skills/${SKILL}/runs/${crypto.randomUUID()}?user=${encodeURIComponent(USER)}`);
+    expect(run.status).toBe(404);
+    expect(run.body.error).toMatch(/has no run/);
+    const skill = await admin("GET", `/skills/no-such-skill/runs?user=${encodeURIComponent(USER)}`);
+    expect(skill.status).toBe(404);
+  });
+
+  it.each([
+    ["a missing user", `/skills/${SKILL}/runs`, /user/],
+    ["an empty user", `/skills/${SKILL}/runs?user=`, /user/],
+    ["a limit of 0", `/skills/${SKILL}/runs?user=a&limit=0`, /limit/],
+    ["a limit over 200", `/skills/${SKILL}/runs?user=a&limit=201`, /limit/],
+    ["a fractional limit", `/skills/${SKILL}/runs?user=a&limit=1.5`, /limit/],
+    ["a bad skill name", `/skills/Bad_Skill/runs?user=a`, /skill name/],
+    ["a run id that is not a UUID", `/skills/${SKILL}/runs/not-a-run?user=a`, /run id/],
+  ])("answers 400 for %s", async (_label, path, message) => {
+    const answer = await admin("GET", path);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatch(message);
+  });
+
+  it("refuses a signed-in member who is not an admin", async () => {
+    const response = await adminAs(new Request(`https://slipsnisse.example.com/admin/api/skills/${SKILL}/runs?user=${encodeURIComponent(USER)}`), {
+      props: { userId: "gh:2", login: "bob", role: "member" },
+    });
+    expect(response.status).toBe(403);
+    expect(JSON.stringify(await response.json())).not.toContain(runIds[0] ?? "missing");
+  });
+});
