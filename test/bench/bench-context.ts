@@ -1,3 +1,4 @@
+import type { CatalogInput } from "../../src/catalog/catalog-schema";
 import type { FakeOpenAIServer } from "../e2e/harness/fake-openai-server";
 import { connectMcpClient, type McpClientKind, type McpTestClient, type ToolCallResult } from "../e2e/harness/mcp-clients";
 import type { WranglerDev } from "../e2e/harness/wrangler-dev";
@@ -33,6 +34,8 @@ export interface BenchContext {
   /** The client kind every latency figure uses on both arms (the 2025 handshake, as claude.ai). */
   kind: McpClientKind;
   sizes: SampleSizes;
+  /** The catalog loaded at start (a second wrangler dev, as in the AB figure, loads it too). */
+  catalog: CatalogInput;
   connect(path: string): Promise<McpTestClient>;
   /** Reloads the catalog (a changed document, so every compiled cache is cold). */
   reloadCatalog(generation: number): Promise<void>;

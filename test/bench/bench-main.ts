@@ -8,6 +8,8 @@ import { benchCatalog } from "./bench-catalog";
 import { createConnector, type BenchContext, type Figure } from "./bench-context";
 import { benchModelScript } from "./bench-model-script";
 import { measureExpertBreakdown } from "./figures/expert-breakdown";
+import { measureAgainstRevision } from "./figures/ab-revision";
+import { measureCpuProfile } from "./figures/cpu-profile";
 import { measureFloor } from "./figures/f0-floor";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
@@ -47,7 +49,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
     const echoMcpUrl = `${echoBase}/mcp`;
     const catalog = benchCatalog(echoMcpUrl, wide, fake.baseURL);
     const ctx: BenchContext = {
-      dev, projectDir: project.dir, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes,
+      dev, projectDir: project.dir, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes, catalog,
       connect: createConnector(dev.baseUrl, "v2-2025"),
       reloadCatalog: async (generation) => {
         const wideSkill = catalog.skills.wide;
@@ -82,6 +84,11 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("M6", () => measureContext(ctx));
     await step("Throughput", () => measureThroughput(ctx));
     await step("M7", () => measureSizeAndStart(ctx));
+    // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
+    if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
+    // `--only=AB --ab=<rev>`: this tree against a committed revision, interleaved.
+    const abRev = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length);
+    if (only?.includes("AB")) await step("AB", () => measureAgainstRevision(ctx, abRev ?? "HEAD"));
   } finally {
     await dev.stop();
     await Promise.allSettled([fake.close(), fixtures.stop(), project.remove(), ...wide.map((s) => s.stop())]);

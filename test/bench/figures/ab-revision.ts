@@ -1,0 +1,45 @@
+import { loadCatalog } from "../../e2e/harness/catalog-admin";
+import { startWranglerDev } from "../../e2e/harness/wrangler-dev";
+import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { snapshotRevision } from "../profile/git-snapshot";
+import { interleavedPairs, round, summarize } from "../sample-stats";
+
+/**
+ * AB: the working tree (B, the bench's own wrangler dev) against a committed revision (A, a
+ * second wrangler dev from `git archive`), expert calls interleaved pair by pair so the shared
+ * machine's drift hits both arms alike. `--ab=<rev>` (default HEAD). Reports B/A of p50 and mean.
+ */
+export async function measureAgainstRevision(ctx: BenchContext, rev: string): Promise<Figure[]> {
+  const snapshot = await snapshotRevision(rev);
+  const base = await startWranglerDev({ readyTimeoutMs: 60_000, projectDir: snapshot.dir }).catch(async (error: unknown) => {
+    await snapshot.remove();
+    throw error;
+  });
+  try {
+    await loadCatalog(base.baseUrl, ctx.catalog);
+    const a = await createConnector(base.baseUrl, ctx.kind)("/mcp");
+    const b = await ctx.connect("/mcp");
+    const figures: Figure[] = [];
+    try {
+      const samples = Number(process.env.BENCH_AB_SAMPLES ?? 150);
+      for (const [expert, query] of [["no_tools", "hi"], ["one_call", "go"]] as const) {
+        const times = await interleavedPairs(() => callExpert(a, expert, query), () => callExpert(b, expert, query), { samples, warmup: 20, maxMs: 120_000 });
+        const [sa, sb] = [summarize(times.a), summarize(times.b)];
+        figures.push({
+          id: `AB ${expert}`,
+          title: `working tree / ${rev}, ${expert} expert call (interleaved, n=${sa.n})`,
+          value: `p50 ${round(sb.p50 / sa.p50, 3)}x (${round(sb.p50)} vs ${round(sa.p50)} ms), mean ${round(sb.mean / sa.mean, 3)}x`,
+          target: "(A/B)",
+          pass: null,
+          details: { base: sa, tree: sb, rev },
+        });
+      }
+    } finally {
+      await Promise.allSettled([a.close(), b.close()]);
+    }
+    return figures;
+  } finally {
+    await base.stop();
+    await snapshot.remove();
+  }
+}
