@@ -2,7 +2,8 @@ import { z } from "zod";
 
 export interface AdminTarget {
   baseUrl: string;
-  token: string;
+  /** ADMIN_TOKEN; leave it out where loopback requests are the local dev admin (AUTH=none). */
+  token?: string;
 }
 
 const runSchema = z.looseObject({ id: z.string(), skill: z.string(), userId: z.string(), outcome: z.string(), error: z.string().nullable() });
@@ -16,7 +17,7 @@ export type AdminRunStep = z.infer<typeof stepSchema>;
 
 async function getJson(target: AdminTarget, path: string): Promise<unknown> {
   const response = await fetch(`${target.baseUrl}/admin/api${path}`, {
-    headers: { Authorization: `Bearer ${target.token}` },
+    headers: target.token === undefined ? {} : { Authorization: `Bearer ${target.token}` },
     signal: AbortSignal.timeout(10_000),
   });
   const text = await response.text();
@@ -30,8 +31,12 @@ export async function adminRuns(target: AdminTarget, skill: string, userId: stri
   return z.object({ runs: z.array(runSchema) }).parse(body).runs;
 }
 
-/** One run's steps through GET /admin/api/skills/:skill/runs/:runId. */
-export async function adminRunSteps(target: AdminTarget, skill: string, userId: string, runId: string): Promise<AdminRunStep[]> {
+/** One run and its steps through GET /admin/api/skills/:skill/runs/:runId. */
+export async function adminRun(target: AdminTarget, skill: string, userId: string, runId: string): Promise<{ run: AdminRun; steps: AdminRunStep[] }> {
   const body = await getJson(target, `/skills/${skill}/runs/${runId}?user=${encodeURIComponent(userId)}`);
-  return z.object({ run: runSchema, steps: z.array(stepSchema) }).parse(body).steps;
+  return z.object({ run: runSchema, steps: z.array(stepSchema) }).parse(body);
+}
+
+export async function adminRunSteps(target: AdminTarget, skill: string, userId: string, runId: string): Promise<AdminRunStep[]> {
+  return (await adminRun(target, skill, userId, runId)).steps;
 }

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
+import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
+import type { FixtureStats } from "../../fixtures/fixture-stats-schema";
+import { loadCatalog } from "../harness/catalog-admin";
+import { errorReply, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
+import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
+import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { adminRun } from "../load/admin-runs-client";
+
+const SKILL = "default";
+// With AUTH=none every loopback request is the local dev user (admin), whose session holds the runs.
+const USER = "local:dev";
+const HASTY_TIMEOUT_MS = 1_500;
+const RUN_META = "slipsnisse.dev/run";
+
+const budget = { max_steps: 6, timeout_ms: 20_000, max_output_tokens: 2_048, max_tool_calls: 6, max_tool_result_bytes: 4_096 };
+
+/**
+ * A misbehaving model behind an openai-compatible expert, through `wrangler dev`: rate limits and
+ * 5xx are retried inside the budget, a hanging model is cut by timeout_ms, malformed and unknown
+ * tool calls never reach the downstream server, and a model endpoint that is down gives an error
+ * that names it. Every run is read back through the admin runs API.
+ */
+describe("model faults end to end", () => {
+  let dev: WranglerDev;
+  let fake: FakeOpenAIServer;
+  let fixtures: RunningFixtureServers;
+  let client: McpTestClient;
+  let fxBase = "";
+  let statsBefore: FixtureStats;
+
+  const expert = (name: string, baseURL: string, timeoutMs = budget.timeout_ms) => ({
+    name,
+    description: `The ${name} expert.`,
+    internal_tools: { fx: ["echo"] },
+    provider: "openai-compatible" as const,
+    base_url: baseURL,
+    model: "fake-faulty",
+    budget: { ...budget, timeout_ms: timeoutMs },
+  });
+
+  const call = async (name: string, query: string) => {
+    const started = performance.now();
+    const result = await client.callTool(name, { query });
+    return { result, text: resultText(result), elapsedMs: performance.now() - started };
+  };
+  const recordOf = async (result: ToolCallResult) => {
+    const runId = result._meta?.[RUN_META];
+    if (typeof runId !== "string") throw new Error(`no run id in ${JSON.stringify(result._meta)}`);
+    return adminRun({ baseUrl: dev.baseUrl }, SKILL, USER, runId);
+  };
+
+  beforeAll(async () => {
+    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
+    fxBase = taggedBase(fixtures.urls.echo, "model-faults");
+    dev = await startWranglerDev();
+    await loadCatalog(dev.baseUrl, {
+      skills: {
+        [SKILL]: {
+          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
+          experts: [expert("steady", fake.baseURL), expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS), expert("unplugged", `${fixtures.urls.dead}/v1`)],
+        },
+      },
+    });
+    client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`, { timeoutMs: 60_000 });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await dev?.stop();
+    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
+  });
+  beforeEach(async () => {
+    statsBefore = await readFixtureStats(fxBase);
+  });
+
+  for (const status of [429, 503]) {
+    it(`retries an HTTP ${status} from the model and answers when the next attempt succeeds`, async () => {
+      fake.reset([errorReply(status, "slow down"), textReply(`answer after a ${status}`)]);
+      const { result, text, elapsedMs } = await call("steady", `retry after ${status}`);
+      expect(result.isError ?? false).toBe(false);
+      expect(text).toMatch(new RegExp(`^answer after a ${status}`));
+      expect(fake.requests).toHaveLength(2);
+      // One backoff (about 2 s), well inside the 20 s budget.
+      expect(elapsedMs).toBeLessThan(10_000);
+      expect((await recordOf(result)).run).toMatchObject({ outcome: "ok", error: null });
+    });
+  }
+
+  it("cuts a model that hangs at the expert's timeout_ms and says so", async () => {
+    fake.reset([{ ...textReply("far too late"), delayMs: 15_000 }]);
+    const { result, text, elapsedMs } = await call("hasty", "hang please");
+    expect(elapsedMs).toBeLessThan(HASTY_TIMEOUT_MS + 2_500);
+    expect(text).toContain(`[budget exhausted (timeout): stopped after ${HASTY_TIMEOUT_MS} ms`);
+    expect(text).not.toContain("far too late");
+    expect((await recordOf(result)).run).toMatchObject({ outcome: "budget_exhausted", usage: { budgetExhausted: "timeout" } });
+  });
+
+  it("stops a model that keeps sending invalid tool arguments, and never calls the tool with them", async () => {
+    fake.reset((_request, i) => toolCallsReply({ name: "fx__echo", arguments: i % 2 === 0 ? { text: 42 } : "{not json" }));
+    const { result, text } = await call("steady", "echo something, badly");
+    expect(result.isError).toBe(true);
+    expect(text).toMatch(/Expert "steady" stopped: its model sent malformed arguments 3 times \(fx__echo\)/);
+    // Two errors went back to the model; the third ended the run, long before max_steps.
+    expect(fake.requests).toHaveLength(3);
+    expect(toolResultMessages(fake.requests[2] ?? { model: "", messages: [] }).map((r) => r.content).join(" ")).toMatch(/input schema|JSON|parse/i);
+    expect((await readFixtureStats(fxBase)).calls).toEqual(statsBefore.calls);
+    const { run, steps } = await recordOf(result);
+    expect(run).toMatchObject({ outcome: "error", error: expect.stringContaining("malformed arguments") });
+    expect(steps.flatMap((step) => step.toolCalls.map((c) => c.status))).toEqual(["error", "error", "error"]);
+  });
+
+  it("refuses a tool name the expert was not given, executes nothing, and lets the model answer", async () => {
+    fake.reset((request) =>
+      toolResultMessages(request).length === 0
+        ? toolCallsReply({ name: "fx__delete_everything", arguments: {} }, { name: "admin__drop_tables", arguments: { all: true } })
+        : textReply("I cannot do that with my tools."),
+    );
+    const { result, text } = await call("steady", "delete everything");
+    expect(result.isError ?? false).toBe(false);
+    expect(text).toMatch(/^I cannot do that with my tools\./);
+    expect(result._meta?.["slipsnisse.dev/usage"]).toMatchObject({ toolCalls: 0, refusedToolCalls: 2 });
+    expect(fake.requests).toHaveLength(2);
+    const after = await readFixtureStats(fxBase);
+    expect(after.calls).toEqual(statsBefore.calls);
+    const { run, steps } = await recordOf(result);
+    expect(run.outcome).toBe("ok");
+    expect(steps[0]?.toolCalls).toMatchObject([
+      { name: "fx__delete_everything", status: "refused" },
+      { name: "admin__drop_tables", status: "refused" },
+    ]);
+  });
+
+  it("names a model endpoint that is down and asks whether the server is running", async () => {
+    fake.reset([]);
+    const { result, text, elapsedMs } = await call("unplugged", "anyone there?");
+    expect(result.isError).toBe(true);
+    expect(text).toContain(`could not reach ${fixtures.urls.dead}/v1`);
+    expect(text).toMatch(/is the server running\?/i);
+    expect(elapsedMs).toBeLessThan(15_000);
+    expect(fake.requests).toHaveLength(0);
+    expect((await recordOf(result)).run).toMatchObject({ outcome: "error", error: expect.stringContaining(fixtures.urls.dead) });
+  });
+});
