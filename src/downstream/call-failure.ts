@@ -6,6 +6,7 @@ import {
   DownstreamTimeoutError,
   DownstreamUnavailableError,
 } from "./downstream-errors";
+import { isStreamEndedError } from "./cancel-closes-stream-transport";
 import { describeFailure } from "./transport-failure";
 
 const MAX_DETAIL_CHARS = 300;
@@ -38,6 +39,7 @@ export function classifyCallFailure(error: unknown, context: CallFailureContext)
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new DownstreamTimeoutError(serverId, target, context.timeoutMs);
   }
+  if (isStreamEndedError(error)) return new DownstreamUnavailableError(serverId, `it closed the connection while "${target}" was running, before answering`);
   const detail = () => redact(error instanceof Error ? error.message : String(error)).slice(0, MAX_DETAIL_CHARS);
   if (error instanceof ProtocolError) return new DownstreamProtocolError(serverId, target, `JSON-RPC ${error.code}`, detail());
   if (error instanceof SdkError && SERVER_ALIVE_CODES.has(error.code)) {

@@ -1,5 +1,8 @@
-import { isJSONRPCRequest, isJSONRPCResponse } from "@modelcontextprotocol/client";
+import { isJSONRPCRequest, isJSONRPCResponse, ProtocolError } from "@modelcontextprotocol/client";
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
+
+/** Marks the error response made up here for a request whose stream ended unanswered. */
+const STREAM_ENDED = "slipsnisse/request-stream-ended";
 
 /**
  * Wraps a Streamable HTTP client transport so that cancelling a request also closes that
@@ -9,6 +12,11 @@ import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportS
  * to the end. Closing the POST's response stream is what such a server does notice (the SDK v1
  * server aborts the handler when its response closes). The notification is still sent, for
  * stateful servers that map it. 2026-07-28 connections already cancel by closing the stream.
+ *
+ * It also fails a request whose response stream ended before the answer (the server died or
+ * restarted mid-call). The SDK's Client wires `onRequestStreamEnd` only for subscriptions, so
+ * such a request would otherwise wait for its call timeout; an error response for its id settles
+ * it now, and `isStreamEndedError` lets the caller treat it as the server being gone.
  */
 export class CancelClosesStreamTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -43,7 +51,12 @@ export class CancelClosesStreamTransport implements Transport {
       const stream = new AbortController();
       this.streams.set(message.id, stream);
       const requestSignal = options?.requestSignal ? AbortSignal.any([options.requestSignal, stream.signal]) : stream.signal;
-      return this.inner.send(message, { ...options, requestSignal });
+      const { id } = message;
+      const onRequestStreamEnd = () => {
+        options?.onRequestStreamEnd?.();
+        this.failUnanswered(id);
+      };
+      return this.inner.send(message, { ...options, requestSignal, onRequestStreamEnd });
     }
     const cancelledId = cancelledRequestId(message);
     try {
@@ -54,6 +67,13 @@ export class CancelClosesStreamTransport implements Transport {
         this.streams.delete(cancelledId);
       }
     }
+  }
+
+  /** Answered and cancelled requests have left `streams` already; only an unanswered one is failed. */
+  private failUnanswered(id: RequestId): void {
+    if (!this.streams.delete(id)) return;
+    const data = { reason: STREAM_ENDED };
+    this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32000, message: "the server closed the response stream before answering", data } });
   }
 
   close(): Promise<void> {
@@ -74,4 +94,10 @@ function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
   if (!("method" in message) || message.method !== "notifications/cancelled" || "id" in message) return undefined;
   const id: unknown = message.params?.requestId;
   return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/** Whether a request failed because its response stream ended before an answer (see above). */
+export function isStreamEndedError(error: unknown): boolean {
+  if (!(error instanceof ProtocolError) || typeof error.data !== "object" || error.data === null) return false;
+  return Reflect.get(error.data, "reason") === STREAM_ENDED;
 }
