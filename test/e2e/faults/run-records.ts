@@ -5,9 +5,9 @@ import { z } from "zod";
 
 /**
  * Reads the ExpertSession run records straight from `wrangler dev --local`'s persistence
- * directory: each Durable Object's SQLite file under `<persist>/v3/do/`. The Worker has no
- * admin route for runs yet, and a test-only HTTP route would be product surface; the files are
- * the records themselves. SQLite's file locks make a concurrent read from Node safe.
+ * directory: each Durable Object's SQLite file under `<persist>/v3/do/`. Unlike the admin runs
+ * API, this sees what is actually on disk, which is what "nothing lost" is about. SQLite's file
+ * locks make a concurrent read from Node safe.
  */
 export const storedRunSchema = z.object({
   id: z.string(),
