@@ -32,10 +32,17 @@
  * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
  *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
  *
- * Durable Object ExpertSession (SQLite, one per tenant+skill+user), schema in
+ * KV (binding OAUTH_KV) also holds the library's consent handles and upstream `state` (single use,
+ * short TTL), written through its helpers in src/auth/auth-app.ts.
+ *
+ * Durable Object ExpertSession (SQLite, one per tenant+skill+user), schema and migrations in
  * src/experts/session/session-schema.ts:
  *   runs, run_steps   one row per expert call and per model step (usage, outcome, tool calls).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
+ *   session_migrations     which schema migrations this object has applied.
+ *
+ * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
+ * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.
  */
 
 export const D1_TABLES = {
