@@ -32,11 +32,26 @@ export function buildExpertServer({ env, skill, user }: ExpertServerContext): Mc
   for (const expert of skill.config.experts) {
     server.registerTool(
       expert.name,
-      { description: expert.description, inputSchema: fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert)) },
+      { description: expert.description, inputSchema: compiledInputSchema(expert) },
       (args, ctx) => callExpert(env, skill, user, expert, args, ctx),
     );
   }
   return server;
+}
+
+type ExpertInputSchema = ReturnType<typeof fromJsonSchema<Record<string, unknown>>>;
+
+/**
+ * The server is rebuilt per request, but an expert's input schema (and the validator compiled
+ * from it) only changes with the catalog: kept per expert config object, which the compiled
+ * skill shares across requests until the skill is reloaded (a new object, so a new entry).
+ */
+const inputSchemas = new WeakMap<ExpertConfig, ExpertInputSchema>();
+
+function compiledInputSchema(expert: ExpertConfig): ExpertInputSchema {
+  let schema = inputSchemas.get(expert);
+  if (!schema) inputSchemas.set(expert, (schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert))));
+  return schema;
 }
 
 async function callExpert(

@@ -1,8 +1,8 @@
 import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
-import { z } from "zod";
 import { onSkillChanged } from "../admin/skill-change-events";
-import { userPropsSchema, type UserProps } from "../auth/user-props";
+import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
 import { buildExpertServer } from "./expert-mcp-server";
 
@@ -16,7 +16,24 @@ export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 /** Progress and SSE comment frames this often let workerd notice a vanished client (STACK.md). */
 const KEEP_ALIVE_MS = 1_000;
 
-const requestPropsSchema = z.object({ user: userPropsSchema, skill: z.custom<CompiledSkill>() });
+interface RequestProps {
+  user: UserProps;
+  skill: CompiledSkill;
+}
+
+/**
+ * The props serveMcp hands the MCP handler. The factory accepts only objects issued here (the
+ * user was validated by the auth layer, the skill by the catalog cache), which is a stricter
+ * check than re-parsing them with zod on every request, and costs a lookup.
+ */
+const issuedProps = new WeakMap<object, RequestProps>();
+
+function requestProps(): RequestProps {
+  const props = getMcpAuthContext()?.props;
+  const issued = props ? issuedProps.get(props) : undefined;
+  if (!issued) throw new UnissuedRequestPropsError();
+  return issued;
+}
 
 // createMcpHandler matches one exact route; a handler per skill path, built once per isolate.
 const handlers = new Map<string, StatelessMcpHandler>();
@@ -32,7 +49,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       () => {
-        const { user, skill } = requestPropsSchema.parse(getMcpAuthContext()?.props);
+        const { user, skill } = requestProps();
         return buildExpertServer({ env, skill, user });
       },
       { route: path, keepAliveMs: KEEP_ALIVE_MS },
@@ -40,6 +57,14 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
     handlers.set(path, handler);
   }
   return handler;
+}
+
+export class UnissuedRequestPropsError extends SlipsnisseError {
+  readonly kind = "unissued_request_props";
+  readonly fix = "Route MCP requests through serveMcp, which attaches the validated user and skill.";
+  constructor() {
+    super("An MCP server was requested without the props serveMcp issues; none was built.");
+  }
 }
 
 export function skillFromPath(pathname: string): string | null {
@@ -61,5 +86,7 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   }
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
-  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, { user, skill }));
+  const props: RequestProps = { user, skill };
+  issuedProps.set(props, props);
+  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
 }
