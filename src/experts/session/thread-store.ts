@@ -14,12 +14,20 @@ export class UnknownThreadError extends SlipsnisseError {
 }
 
 export class ThreadStore {
+  /**
+   * Threads minted by this instance that have no turns yet: their first append needs neither the
+   * MAX(seq) lookup nor the trim scan unless the turns alone exceed the budget (two statements of
+   * every new conversation's bookkeeping). Lost on restart, which only costs those two statements.
+   */
+  private readonly fresh = new Set<string>();
+
   constructor(private readonly sql: SqlStorage) {}
 
   /** Threads are minted here, never taken from the client, so a handle cannot be guessed into. */
   create(expert: string, now: number): string {
     const id = `th_${randomId()}`;
     this.sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES (?, ?, ?, ?)`, id, expert, now, now);
+    this.fresh.add(id);
     return id;
   }
 
@@ -37,18 +45,22 @@ export class ThreadStore {
   }
 
   append(threadId: string, messages: readonly ModelMessage[], now: number, budget = THREAD_TOKEN_BUDGET): void {
-    const last = this.sql
-      .exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId)
-      .one().seq ?? -1;
+    const fresh = this.fresh.delete(threadId);
+    const last = fresh
+      ? -1
+      : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
+    let tokens = 0;
     messages.forEach((message, i) => {
       const json = JSON.stringify(message);
+      const approx = Math.ceil(json.length / CHARS_PER_TOKEN);
+      tokens += approx;
       this.sql.exec(
         `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
-        threadId, last + 1 + i, message.role, json, Math.ceil(json.length / CHARS_PER_TOKEN),
+        threadId, last + 1 + i, message.role, json, approx,
       );
     });
     this.sql.exec(`UPDATE threads SET updated_at = ? WHERE id = ?`, now, threadId);
-    this.trim(threadId, budget);
+    if (!fresh || tokens > budget) this.trim(threadId, budget);
   }
 
   /** Drops the oldest turns over budget, never cutting between an assistant tool call and its result. */

@@ -36,6 +36,31 @@ describe("thread store", () => {
     expect(results.length).toBe(calls.length);
   });
 
+  it("trims a new thread whose first turns alone exceed the budget", async () => {
+    const history = await withStore("fresh-over-budget", (store) => {
+      const id = store.create("expert", 1);
+      store.append(id, [...turn(0), ...turn(1)], 2, 300);
+      return store.history(id);
+    });
+    expect(history[0]?.role).toBe("user");
+    expect(JSON.stringify(history)).toContain("answer 1");
+    expect(JSON.stringify(history)).not.toContain("answer 0");
+  });
+
+  it("continues a thread's turn order across store instances (a restarted session)", async () => {
+    const id = await withStore("restart", (store) => {
+      const minted = store.create("expert", 1);
+      store.append(minted, turn(0), 2);
+      return minted;
+    });
+    const history = await withStore("restart", (store) => {
+      store.append(id, turn(1), 3);
+      return store.history(id);
+    });
+    expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
+    expect(JSON.stringify(history.at(-1))).toContain("answer 1");
+  });
+
   it("refuses a handle it never minted", async () => {
     await expect(withStore("unknown", (store) => store.history("th_forged"))).rejects.toThrow(UnknownThreadError);
   });
