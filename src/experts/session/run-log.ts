@@ -20,6 +20,9 @@ export interface StoredRun extends StoredRunStart {
   endedAt: number | null;
 }
 
+/** Durable Object SQLite binds at most 100 parameters per statement; a step row binds 7. */
+const STEPS_PER_INSERT = 14;
+
 export class RunLog {
   constructor(private readonly sql: SqlStorage) {}
 
@@ -36,7 +39,8 @@ export class RunLog {
       `UPDATE runs SET outcome = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?`,
       result.outcome, result.error?.message ?? null, JSON.stringify(result.usage), endedAt, runId,
     );
-    for (const step of result.steps) this.insertStep(runId, step);
+    // One statement per batch of steps instead of one per step (a 20-step run wrote 20 rows one by one).
+    for (let i = 0; i < result.steps.length; i += STEPS_PER_INSERT) this.insertSteps(runId, result.steps.slice(i, i + STEPS_PER_INSERT));
   }
 
   /** Marks runs a restart interrupted: nothing stays "running" forever. */
@@ -71,11 +75,12 @@ export class RunLog {
       }));
   }
 
-  private insertStep(runId: string, step: StepRecord): void {
+  private insertSteps(runId: string, steps: readonly StepRecord[]): void {
+    if (steps.length === 0) return;
     this.sql.exec(
       `INSERT OR REPLACE INTO run_steps (run_id, step, finish_reason, input_tokens, output_tokens, text, tool_calls)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      runId, step.index, step.finishReason, step.inputTokens, step.outputTokens, step.text, JSON.stringify(step.toolCalls),
+       VALUES ${steps.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+      ...steps.flatMap((step) => [runId, step.index, step.finishReason, step.inputTokens, step.outputTokens, step.text, JSON.stringify(step.toolCalls)]),
     );
   }
 }
