@@ -22,12 +22,12 @@ export async function measureAgainstRevision(ctx: BenchContext, rev: string): Pr
     const figures: Figure[] = [];
     try {
       const samples = Number(process.env.BENCH_AB_SAMPLES ?? 150);
-      for (const [expert, query] of [["no_tools", "hi"], ["one_call", "go"]] as const) {
-        const times = await interleavedPairs(() => callExpert(a, expert, query), () => callExpert(b, expert, query), { samples, warmup: 20, maxMs: 120_000 });
+      for (const [expert, query, share] of [["no_tools", "hi", 1], ["one_call", "go", 1], ["many_steps", "steps=20", 3]] as const) {
+        const times = await interleavedPairs(() => callExpert(a, expert, query), () => callExpert(b, expert, query), { samples: Math.ceil(samples / share), warmup: 10, maxMs: 120_000 });
         const [sa, sb] = [summarize(times.a), summarize(times.b)];
         figures.push({
           id: `AB ${expert}`,
-          title: `working tree / ${rev}, ${expert} expert call (interleaved, n=${sa.n})`,
+          title: `working tree / ${rev}, ${expert}(${query}) expert call (interleaved, n=${sa.n})`,
           value: `p50 ${round(sb.p50 / sa.p50, 3)}x (${round(sb.p50)} vs ${round(sa.p50)} ms), mean ${round(sb.mean / sa.mean, 3)}x`,
           target: "(A/B)",
           pass: null,
