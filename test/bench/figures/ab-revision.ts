@@ -1,3 +1,5 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { loadCatalog } from "../../e2e/harness/catalog-admin";
 import { startWranglerDev } from "../../e2e/harness/wrangler-dev";
 import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
@@ -11,6 +13,13 @@ import { interleavedPairs, round, summarize } from "../sample-stats";
  */
 export async function measureAgainstRevision(ctx: BenchContext, rev: string): Promise<Figure[]> {
   const snapshot = await snapshotRevision(rev);
+  // BENCH_AB_A_TOML: top-level wrangler.toml keys for arm A only (e.g. "keep_names = false"), to
+  // measure a build setting without editing the shared wrangler.toml.
+  const extraToml = process.env.BENCH_AB_A_TOML;
+  if (extraToml) {
+    const toml = join(snapshot.dir, "wrangler.toml");
+    await writeFile(toml, `${extraToml}\n${await readFile(toml, "utf8")}`);
+  }
   const base = await startWranglerDev({ readyTimeoutMs: 60_000, projectDir: snapshot.dir }).catch(async (error: unknown) => {
     await snapshot.remove();
     throw error;
