@@ -7,7 +7,7 @@ import type { StepProgress } from "../experts/expert-types";
 import { log } from "../observability/logger";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
-import { sessionName } from "./session-name";
+import { sessionStub } from "./session-name";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -63,7 +63,7 @@ async function callExpert(
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   const runId = crypto.randomUUID();
-  const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill.name, user.userId)));
+  const stub = sessionStub(env, skill.name, user.userId);
   const { args, thread } = splitThread(rawArgs);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress =

@@ -5,7 +5,7 @@ import type { UserProps } from "../../src/auth/user-props";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import type { ExpertCallRequest } from "../../src/experts/expert-call";
 import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
-import { sessionName } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/mcp/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel } from "./scripted-model";
 
@@ -18,7 +18,7 @@ const alice: UserProps = { userId: "u-alice", login: "alice", role: "member" };
 const bob: UserProps = { userId: "u-bob", login: "bob", role: "member" };
 
 function session(user: UserProps) {
-  return env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill, user.userId)));
+  return sessionStub(env, skill, user.userId);
 }
 
 function call(user: UserProps, expert: string, extra: Partial<ExpertCallRequest> = {}): ExpertCallRequest {

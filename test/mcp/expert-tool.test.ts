@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
-import { sessionName } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/mcp/session-name";
 import { scriptedModel } from "../experts/scripted-model";
 import { connectClient, selfFetch, type Era } from "./mcp-test-client";
 
@@ -107,7 +107,7 @@ describe("expert tools over MCP", () => {
         model = scriptedModel([{ text: "Recorded." }]);
         const result = await client.callTool({ name: "ask_docs", arguments: { query: "anything" } });
         const runId = result._meta?.[META_RUN] as string;
-        const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, "default", "local:dev")));
+        const stub = sessionStub(env, "default", "local:dev");
         const run = await stub.run(runId);
         expect(run).toMatchObject({ id: runId, expert: "ask_docs", outcome: "ok", userId: "local:dev" });
       });

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import type { UserProps } from "../../src/auth/user-props";
 import type { ExpertCallRequest } from "../../src/experts/expert-call";
-import { sessionName } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/mcp/session-name";
 
 export const carol: UserProps = { userId: "u-carol", login: "carol", role: "member" };
 
 export function sessionOf(skill: string, user: UserProps = carol) {
-  return env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill, user.userId)));
+  return sessionStub(env, skill, user.userId);
 }
 
 export function callOf(skill: string, expert: string, query: string, extra: Partial<ExpertCallRequest> = {}, user: UserProps = carol): ExpertCallRequest {

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getSkill } from "../../catalog/catalog-store";
-import { sessionName } from "../../mcp/session-name";
+import { sessionStub } from "../../mcp/session-name";
 import { skillParam, type AdminContext, type AdminEnv } from "../admin-context";
 import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "../admin-errors";
 
@@ -21,7 +21,7 @@ export function runRoutes(): Hono<AdminEnv> {
     const { skill, user } = await sessionParams(c);
     const limit = limitSchema.safeParse(c.req.query("limit"));
     if (!limit.success) throw new InvalidParameterError("limit", "must be a whole number from 1 to 200", "Leave it out for the 20 most recent runs.");
-    const runs = await sessionStub(c, skill, user).recentRuns(limit.data);
+    const runs = await sessionStub(c.env, skill, user).recentRuns(limit.data);
     return c.json({ skill, user, runs });
   });
 
@@ -29,7 +29,7 @@ export function runRoutes(): Hono<AdminEnv> {
     const { skill, user } = await sessionParams(c);
     const runId = runIdSchema.safeParse(c.req.param("runId"));
     if (!runId.success) throw new InvalidParameterError("run id", "is not a run id (a UUID)", `List the user's runs with GET /admin/api/skills/${skill}/runs?user=<user id>.`);
-    const stub = sessionStub(c, skill, user);
+    const stub = sessionStub(c.env, skill, user);
     const run = await stub.run(runId.data);
     if (!run) throw new RunNotFoundError(skill, user, runId.data);
     return c.json({ run, steps: await stub.steps(runId.data) });
@@ -47,9 +47,6 @@ async function sessionParams(c: AdminContext): Promise<{ skill: string; user: st
   return { skill, user: user.data };
 }
 
-function sessionStub(c: AdminContext, skill: string, user: string) {
-  return c.env.EXPERT_SESSION.get(c.env.EXPERT_SESSION.idFromName(sessionName(c.env.TENANT, skill, user)));
-}
 
 export class RunNotFoundError extends AdminApiError {
   readonly kind = "run-not-found";
