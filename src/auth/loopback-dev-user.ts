@@ -1,4 +1,5 @@
 import { isLocalDevelopment } from "../env";
+import { isLoopbackHost } from "./loopback-host";
 import type { UserProps } from "./user-props";
 
 /**
@@ -7,11 +8,9 @@ import type { UserProps } from "./user-props";
  * must go through OAuth. The Host check matters because `ENVIRONMENT=local` alone could be
  * deployed by mistake.
  */
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
 export function loopbackDevUser(request: Request, env: Env): UserProps | null {
   if (!isLocalDevelopment(env) || env.AUTH !== "none") return null;
   const host = new URL(request.url).hostname;
-  if (!LOOPBACK_HOSTS.has(host)) return null;
+  if (!isLoopbackHost(host)) return null;
   return { userId: "local:dev", login: "dev", role: "admin" };
 }
