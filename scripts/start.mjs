@@ -41,7 +41,10 @@ function secretFiles() {
   const files = existsSync(join(root, ".dev.vars")) ? [join(root, ".dev.vars"), tokenFile] : [tokenFile];
   return files.flatMap((file) => ["--env-file", file]);
 }
-const devArgs = [wrangler, "dev", remote ? "--remote" : "--local", "--ip", "127.0.0.1", "--port", String(port),
+// --remote (npm run start:remote): plain `wrangler dev`, which runs the AI binding through
+// Cloudflare (after `wrangler login`) while D1, KV and Durable Objects stay local. `--remote`
+// proper would need real D1/KV ids.
+const devArgs = [wrangler, "dev", ...(remote ? [] : ["--local"]), "--ip", "127.0.0.1", "--port", String(port),
   "--var", "ENVIRONMENT:local", "--var", `AUTH:${open ? "none" : "oauth"}`, "--var", "IDP:dev",
   "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`,
   ...(process.env.DEV_USERS ? ["--var", `DEV_USERS:${process.env.DEV_USERS}`] : []), ...secretFiles()];
