@@ -63,6 +63,16 @@ export const expertSchema = z
     /** For openai-compatible: the Worker secret holding the API key, if the endpoint needs one. */
     api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
     system_prompt: z.string().max(20_000).optional(),
+    mode: z
+      .enum(["synthesize", "route"])
+      .default("synthesize")
+      .describe(
+        "`synthesize`: a tool loop, then the model writes the answer. `route`: the model picks one whitelisted tool call and its result is returned as is.",
+      ),
+    output_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("JSON Schema (an object schema) of a structured answer; the tool then returns structuredContent. Not with `mode: route`."),
     budget: budgetSchema.default(budgetSchema.parse({})),
   })
   .strict();

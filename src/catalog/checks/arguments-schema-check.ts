@@ -8,18 +8,29 @@ const SUBSCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "def
 const SUBSCHEMA_LISTS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"]);
 
+/** Why a field must be an object schema, said in its error message. */
+const OBJECT_REASONS = {
+  arguments: "MCP tool inputs are always JSON objects",
+  output_schema: "it becomes the MCP tool's outputSchema, and MCP structured results are always JSON objects",
+} as const;
+
 /**
  * An expert's `arguments` becomes the MCP tool's inputSchema (which MCP requires to be an object
  * schema) and validates calls at runtime with @cfworker/json-schema (Ajv cannot run on Workers),
  * so it has to be accepted by that validator now rather than fail on the first call.
  */
 export function checkArgumentsSchema(schema: unknown, at: readonly PathSegment[], sink: FindingSink): void {
+  checkObjectSchema("arguments", schema, at, sink);
+}
+
+/** The same holds for `output_schema`: the outputSchema, and the validator of every final answer. */
+export function checkObjectSchema(field: keyof typeof OBJECT_REASONS, schema: unknown, at: readonly PathSegment[], sink: FindingSink): void {
   if (!isRawObject(schema)) return; // zod reports the wrong type
   if (schema.type !== "object") {
     sink.add(
       [...at, "type"],
-      "`arguments` must be a JSON Schema object schema: MCP tool inputs are always JSON objects",
-      'set `"type": "object"` and describe each argument under `properties`, e.g. {"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}',
+      `\`${field}\` must be a JSON Schema object schema: ${OBJECT_REASONS[field]}`,
+      'set `"type": "object"` and describe each field under `properties`, e.g. {"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}',
     );
   }
   const before = sink.findings.length;
@@ -31,7 +42,7 @@ export function checkArgumentsSchema(schema: unknown, at: readonly PathSegment[]
   } catch (error) {
     sink.add(
       [...at],
-      `\`arguments\` does not compile as a JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
+      `\`${field}\` does not compile as a JSON Schema: ${error instanceof Error ? error.message : String(error)}`,
       "correct the schema so @cfworker/json-schema accepts it (check `$ref`, `$id` and `pattern` values)",
     );
   }

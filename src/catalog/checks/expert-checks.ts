@@ -1,6 +1,6 @@
 import { TOOL_NAME_PATTERN } from "../catalog-schema";
 import type { PathSegment } from "../catalog-problems";
-import { checkArgumentsSchema } from "./arguments-schema-check";
+import { checkArgumentsSchema, checkObjectSchema } from "./arguments-schema-check";
 import type { FindingSink } from "./finding-sink";
 import { suggestToolName } from "./name-suggestions";
 import { arrayItems, isRawObject, objectEntries, stringAt, type RawObject } from "./raw-json";
@@ -14,6 +14,8 @@ export function checkExperts(experts: unknown, serverIds: readonly string[], at:
     if (name !== undefined) checkName(name, index, firstIndexByName, expertPath, sink);
     checkInternalTools(expert.internal_tools, serverIds, [...expertPath, "internal_tools"], sink);
     if (expert.arguments !== undefined) checkArgumentsSchema(expert.arguments, [...expertPath, "arguments"], sink);
+    if (expert.output_schema !== undefined) checkObjectSchema("output_schema", expert.output_schema, [...expertPath, "output_schema"], sink);
+    checkRouteOutput(expert, expertPath, sink);
     checkProvider(expert, expertPath, sink);
   });
 }
@@ -80,4 +82,14 @@ function checkProvider(expert: RawObject, expertPath: PathSegment[], sink: Findi
       "remove `base_url`, or set `provider` to `openai-compatible` if you meant a custom endpoint",
     );
   }
+}
+
+/** A route expert returns the chosen downstream result as is, so there is no answer to shape. */
+function checkRouteOutput(expert: RawObject, expertPath: PathSegment[], sink: FindingSink): void {
+  if (expert.mode !== "route" || expert.output_schema === undefined) return;
+  sink.add(
+    [...expertPath, "output_schema"],
+    "`output_schema` cannot be used with `mode: \"route\"`: a route expert returns the downstream tool's result as is, not an answer it writes",
+    'remove `output_schema`, or set `mode` to `"synthesize"` to have the model write a structured answer from the tool results',
+  );
 }

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { parseCatalog } from "../../../src/catalog/parse-catalog";
+import { firstExpert, problemAt, problemsOf, validCatalog } from "./catalog-fixtures";
+
+const EXPERT = "$.skills.default.experts[0]";
+const answerSchema = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
+
+describe("expert mode and output_schema checks", () => {
+  it("defaults to synthesize without an output schema, and accepts route and an object output_schema", () => {
+    const plain = parseCatalog(validCatalog());
+    expect(plain.ok && plain.catalog.skills.default?.experts[0]).toMatchObject({ mode: "synthesize" });
+    expect(plain.ok && plain.catalog.skills.default?.experts[0]?.output_schema).toBeUndefined();
+
+    const route = validCatalog();
+    firstExpert(route).mode = "route";
+    expect(parseCatalog(route).ok).toBe(true);
+
+    const structured = validCatalog();
+    firstExpert(structured).output_schema = answerSchema;
+    const parsed = parseCatalog(structured);
+    expect(parsed.ok && parsed.catalog.skills.default?.experts[0]?.output_schema).toEqual(answerSchema);
+  });
+
+  it("an unknown mode is refused", () => {
+    const catalog = validCatalog();
+    firstExpert(catalog).mode = "orchestrate";
+    expect(problemsOf(catalog).map((p) => p.path)).toContain(`${EXPERT}.mode`);
+  });
+
+  it("output_schema must be an object schema", () => {
+    const catalog = validCatalog();
+    firstExpert(catalog).output_schema = { type: "array", items: { type: "string" } };
+    const problem = problemAt(problemsOf(catalog), `${EXPERT}.output_schema.type`);
+    expect(problem.message).toContain("`output_schema` must be a JSON Schema object schema");
+    expect(problem.fix).toContain('"type": "object"');
+  });
+
+  it("output_schema that does not compile names the broken keyword or the validator's complaint", () => {
+    const catalog = validCatalog();
+    firstExpert(catalog).output_schema = { type: "object", properties: { n: { type: "numbr" }, r: { $ref: "https://x.example/s" } } };
+    const problems = problemsOf(catalog);
+    expect(problemAt(problems, `${EXPERT}.output_schema.properties.n.type`).message).toContain("`numbr` is not a JSON Schema type");
+    expect(problemAt(problems, `${EXPERT}.output_schema.properties.r.$ref`).message).toContain("does not point into this schema");
+
+    const duplicate = validCatalog();
+    firstExpert(duplicate).output_schema = {
+      type: "object",
+      properties: { a: { $id: "https://x.example/s", type: "string" }, b: { $id: "https://x.example/s", type: "string" } },
+    };
+    expect(problemAt(problemsOf(duplicate), `${EXPERT}.output_schema`).message).toContain("`output_schema` does not compile");
+  });
+
+  it("route with an output_schema is refused with a fix", () => {
+    const catalog = validCatalog();
+    firstExpert(catalog).mode = "route";
+    firstExpert(catalog).output_schema = answerSchema;
+    const problem = problemAt(problemsOf(catalog), `${EXPERT}.output_schema`);
+    expect(problem.message).toContain("returns the downstream tool's result as is");
+    expect(problem.fix).toContain('"synthesize"');
+  });
+});
