@@ -1,21 +1,20 @@
 import { generateText, isStepCount } from "ai";
 import type { ModelMessage } from "ai";
-import { SlipsnisseError } from "../errors";
 import { raceWithSignal, runSignals } from "./abort";
-import { describeModelError } from "./describe-model-error";
 import { buildExpertToolset } from "./expert-toolset";
 import { trackModelFaults } from "./model-fault-tracker";
 import type { ExpertToolset } from "./expert-toolset";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import { composeAnswer } from "./final-answer";
+import { interruptedRunEnd, type RunEndFields } from "./interrupted-run";
 import defaultSystemPrompt from "./prompts/default-system-prompt.md";
 import finalStepNote from "./prompts/final-step-note.md";
+import { routeExpert } from "./route-expert";
 import { RunBudget } from "./run-budget";
 import { RunRecorder } from "./run-recorder";
 import { assembleResult } from "./run-result";
-import type { RunEnd } from "./run-result";
 import { MalformedToolArgumentsError } from "./runner-errors";
-import { describeStep } from "./step-progress";
+import { describeStep, reportStep } from "./step-progress";
 import { buildUserMessage } from "./user-message";
 
 /** Provider retries (429, 5xx) back off 2 s, then 4 s; the run's signal cuts the wait short. */
@@ -27,8 +26,10 @@ export const MAX_MALFORMED_TOOL_INPUTS = 2;
  * Runs one expert call: a bounded generateText tool loop over the expert's whitelisted
  * downstream tools. Every budget in `expert.budget` is enforced; running out returns what was
  * gathered. Cancellation, model failures and unavailable tools come back as outcomes, not throws.
+ * A `route` expert makes one model call that picks one tool call instead (route-expert.ts).
  */
 export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
+  if (input.expert.mode === "route") return routeExpert(input);
   const startedAt = Date.now();
   const { expert } = input;
   const limits = expert.budget;
@@ -38,7 +39,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
   const tracked = trackModelFaults(input.model);
   let toolset: ExpertToolset | undefined;
-  const end = (fields: Omit<RunEnd, "userMessage" | "notes">): ExpertRunResult =>
+  const end = (fields: RunEndFields): ExpertRunResult =>
     assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt);
   const serverNotes = () => (toolset?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
 
@@ -81,18 +82,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     loop.catch(() => undefined);
     await raceWithSignal(loop, signals.signal);
   } catch (error) {
-    if (signals.cancelled()) return end({ outcome: "cancelled", text: "The expert call was cancelled by the caller." });
-    if (signals.timedOut()) {
-      const failing = tracked.pendingFailure();
-      if (failing !== undefined) {
-        // The clock ran out while the provider was failing and being retried: report the provider.
-        const described = describeModelError(failing, expert);
-        return end({ outcome: "error", exhausted: "timeout", text: described.toolMessage, error: described });
-      }
-      return end({ outcome: "budget_exhausted", exhausted: "timeout", text: composeAnswer(recorder, limits, "timeout", serverNotes()) });
-    }
-    const described = SlipsnisseError.is(error) ? error : describeModelError(error, expert);
-    return end({ outcome: "error", text: described.toolMessage, error: described });
+    return end(interruptedRunEnd(error, signals, tracked, expert, () => composeAnswer(recorder, limits, "timeout", serverNotes())));
   }
 
   if (recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS) {
@@ -102,13 +92,4 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
   const text = composeAnswer(recorder, limits, exhausted, serverNotes());
   return end({ outcome: exhausted ? "budget_exhausted" : "ok", text, exhausted });
-}
-
-/** Progress is best effort: a caller that went away must not end the run. */
-function reportStep(input: ExpertRunInput, step: number, message: string): void {
-  try {
-    input.onStep?.({ step, maxSteps: input.expert.budget.max_steps, message });
-  } catch {
-    // The run goes on and is still recorded.
-  }
 }

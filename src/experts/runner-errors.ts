@@ -52,3 +52,20 @@ export class DownstreamToolReportedError extends SlipsnisseError {
     super(`${toolName} reported an error: ${detail}`);
   }
 }
+
+/** A route expert's model made no call to any of the expert's tools, so there is nothing to return. */
+export class RouteWithoutToolCallError extends SlipsnisseError {
+  readonly kind = "route-without-tool-call";
+  readonly fix = "Rephrase the request so it clearly matches one of the expert's tools, or give the expert a model that is better at tool calling.";
+  constructor(
+    readonly expert: string,
+    /** What the model emitted instead: unknown or malformed calls, by name. */
+    readonly emitted: readonly string[],
+  ) {
+    const detail =
+      emitted.length === 0
+        ? "its model did not call any tool"
+        : `its model called only ${emitted.map((name) => `"${name}"`).join(", ")}, which ${emitted.length === 1 ? "is" : "are"} not among its tools or had malformed arguments`;
+    super(`Expert "${expert}" (route mode) returned no result: ${detail}.`);
+  }
+}

@@ -9,6 +9,8 @@ export function makeExpert(fields: {
   model?: string;
   base_url?: string;
   api_key_secret?: string;
+  mode?: ExpertConfig["mode"];
+  output_schema?: Record<string, unknown>;
 } = {}): ExpertConfig {
   const { budget, ...rest } = fields;
   return expertSchema.parse({
