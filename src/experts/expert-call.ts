@@ -1,5 +1,5 @@
 import type { UserProps } from "../auth/user-props";
-import type { RunOutcome, RunUsage, StepProgress } from "./expert-types";
+import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "./expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
 export interface ExpertCallRequest {
@@ -19,6 +19,8 @@ export interface ExpertCallResult {
   outcome: RunOutcome;
   /** The answer, or for outcome "error" the plain-language error for the orchestrator. */
   text: string;
+  /** For an expert with an `output_schema`: the validated answer, sent as `structuredContent`. */
+  structured?: JsonObject;
   thread: string;
   usage: RunUsage;
 }

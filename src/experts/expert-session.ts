@@ -94,7 +94,8 @@ export class ExpertSession extends DurableObject<Env> {
       elapsedMs: result.usage.elapsedMs,
     };
     log("info", "expert run finished", finished);
-    return { runId: request.runId, outcome: result.outcome, text: result.text, thread: threadId, usage: result.usage };
+    const structured = result.structured ? { structured: result.structured } : {};
+    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage };
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */

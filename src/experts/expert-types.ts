@@ -2,6 +2,12 @@ import type { LanguageModel, ModelMessage } from "ai";
 import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
 import type { ToolSource } from "../downstream/downstream-types";
 
+/**
+ * A structured answer as it crosses Durable Object RPC. Not a recursive JSON type: the RPC
+ * stub's serialisability check recurses into one without end (TS2589).
+ */
+export type JsonObject = { [key: string]: string | number | boolean | null | object };
+
 export type BudgetKind = "steps" | "timeout" | "tool_calls" | "output_tokens";
 export type RunOutcome = "ok" | "budget_exhausted" | "cancelled" | "error";
 
@@ -62,6 +68,8 @@ export interface ExpertRunInput {
 export interface ExpertRunResult {
   outcome: RunOutcome;
   text: string;
+  /** For an expert with an `output_schema`: the answer, validated against it (`text` holds its JSON). */
+  structured?: JsonObject;
   usage: RunUsage;
   steps: StepRecord[];
   /** Set when outcome is "error": the plain-language message for the orchestrator. */

@@ -13,8 +13,9 @@ import { routeExpert } from "./route-expert";
 import { RunBudget } from "./run-budget";
 import { RunRecorder } from "./run-recorder";
 import { assembleResult } from "./run-result";
-import { MalformedToolArgumentsError } from "./runner-errors";
+import { MalformedToolArgumentsError, OutputSchemaMismatchError } from "./runner-errors";
 import { describeStep, reportStep } from "./step-progress";
+import { outputSchemaInstructions, parseStructuredAnswer } from "./structured-answer";
 import { buildUserMessage } from "./user-message";
 
 /** Provider retries (429, 5xx) back off 2 s, then 4 s; the run's signal cuts the wait short. */
@@ -47,7 +48,8 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     const ctx = { source: input.tools, budget, recorder };
     const tools = await raceWithSignal(buildExpertToolset(expert, input.toolPolicy, ctx, signals.signal), signals.signal);
     toolset = tools;
-    const instructions = expert.system_prompt ?? defaultSystemPrompt;
+    const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
+    const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
     let currentStep = 0;
     const loop = generateText({
       model: tracked.model,
@@ -90,6 +92,14 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     return end({ outcome: "error", text: error.toolMessage, error });
   }
   const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
-  const text = composeAnswer(recorder, limits, exhausted, serverNotes());
-  return end({ outcome: exhausted ? "budget_exhausted" : "ok", text, exhausted });
+  const outcome = exhausted ? "budget_exhausted" : "ok";
+  if (expert.output_schema) {
+    const answer = parseStructuredAnswer(recorder.lastText, expert.output_schema);
+    if (!answer.ok) {
+      const error = new OutputSchemaMismatchError(expert.name, answer.problem);
+      return end({ outcome: "error", text: error.toolMessage, error, exhausted });
+    }
+    return end({ outcome, text: answer.json, exhausted, structured: answer.value });
+  }
+  return end({ outcome, text: composeAnswer(recorder, limits, exhausted, serverNotes()), exhausted });
 }

@@ -1,6 +1,6 @@
 import type { ModelMessage } from "ai";
 import type { SlipsnisseError } from "../errors";
-import type { BudgetKind, ExpertRunResult, RunOutcome } from "./expert-types";
+import type { BudgetKind, ExpertRunResult, JsonObject, RunOutcome } from "./expert-types";
 import { utf8Bytes } from "../downstream/tool-result-text";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
@@ -10,6 +10,8 @@ export interface RunEnd {
   text: string;
   exhausted?: BudgetKind | null;
   error?: SlipsnisseError;
+  /** The answer as a value, for an expert with an `output_schema`; `text` is then its JSON. */
+  structured?: JsonObject;
   /** The user turn of this run; the thread keeps it with the model's turns unless the run failed. */
   userMessage: ModelMessage;
   notes: string[];
@@ -32,6 +34,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
       budgetExhausted: end.exhausted ?? null,
     },
     steps: recorder.steps,
+    ...(end.structured ? { structured: end.structured } : {}),
     ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),
     messages: threadMessages(end, recorder),
     notes: end.notes,

@@ -69,3 +69,15 @@ export class RouteWithoutToolCallError extends SlipsnisseError {
     super(`Expert "${expert}" (route mode) returned no result: ${detail}.`);
   }
 }
+
+/** An expert with an `output_schema` ended without a final answer that matches it. */
+export class OutputSchemaMismatchError extends SlipsnisseError {
+  readonly kind = "output-schema-mismatch";
+  readonly fix = "Try again; if it keeps failing, give the expert a model that follows JSON instructions better, or loosen its output_schema.";
+  constructor(
+    readonly expert: string,
+    readonly problem: string,
+  ) {
+    super(`Expert "${expert}" returned no structured result: ${problem}.`);
+  }
+}

@@ -1,5 +1,5 @@
 import { waitUntil } from "cloudflare:workers";
-import { McpServer, fromJsonSchema, type CallToolResult, type ServerContext } from "@modelcontextprotocol/server";
+import { McpServer, fromJsonSchema, type CallToolResult, type JsonSchemaType, type ServerContext } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
@@ -32,26 +32,35 @@ export function buildExpertServer({ env, skill, user }: ExpertServerContext): Mc
   for (const expert of skill.config.experts) {
     server.registerTool(
       expert.name,
-      { description: expert.description, inputSchema: compiledInputSchema(expert) },
+      { description: expert.description, inputSchema: compiledInputSchema(expert), ...compiledOutputSchema(expert) },
       (args, ctx) => callExpert(env, skill, user, expert, args, ctx),
     );
   }
   return server;
 }
 
-type ExpertInputSchema = ReturnType<typeof fromJsonSchema<Record<string, unknown>>>;
+type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknown>>>;
 
 /**
  * The server is rebuilt per request, but an expert's input schema (and the validator compiled
  * from it) only changes with the catalog: kept per expert config object, which the compiled
  * skill shares across requests until the skill is reloaded (a new object, so a new entry).
  */
-const inputSchemas = new WeakMap<ExpertConfig, ExpertInputSchema>();
+const inputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
+const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
-function compiledInputSchema(expert: ExpertConfig): ExpertInputSchema {
+function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
   let schema = inputSchemas.get(expert);
   if (!schema) inputSchemas.set(expert, (schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert))));
   return schema;
+}
+
+/** An `output_schema` is advertised as the tool's outputSchema; the SDK checks structuredContent against it. */
+function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJsonSchema } {
+  if (!expert.output_schema) return {};
+  let schema = outputSchemas.get(expert);
+  if (!schema) outputSchemas.set(expert, (schema = fromJsonSchema<Record<string, unknown>>(expert.output_schema as JsonSchemaType)));
+  return { outputSchema: schema };
 }
 
 async function callExpert(
@@ -84,7 +93,7 @@ async function callExpert(
       { runId, skill: skill.name, expert: expert.name, args, user, ...(thread ? { thread } : {}) },
       onProgress,
     );
-    return toToolResult(result);
+    return toToolResult(result, expert.output_schema !== undefined);
   } catch (error) {
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {

@@ -11,16 +11,23 @@ export const META_OUTCOME = "slipsnisse.dev/outcome";
  * Only the final answer reaches the orchestrator's context; steps stay in the run record. The
  * thread handle is repeated in the text because many orchestrators show the model only `content`.
  */
-export function toToolResult(result: ExpertCallResult): CallToolResult {
+export function toToolResult(result: ExpertCallResult, structuredExpected = false): CallToolResult {
   const meta = {
     [META_USAGE]: result.usage,
     [META_THREAD]: result.thread,
     [META_RUN]: result.runId,
     [META_OUTCOME]: result.outcome,
   };
-  if (result.outcome === "error") {
+  // A tool with an outputSchema must return structuredContent on success (the SDK refuses the
+  // result otherwise), so a cancelled run of a structured expert is an error too.
+  if (result.outcome === "error" || (structuredExpected && !result.structured)) {
     return { isError: true, content: [{ type: "text", text: result.text }], _meta: meta };
   }
-  const trailer = result.thread ? `\n\n(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";
-  return { content: [{ type: "text", text: `${result.text}${trailer}` }], _meta: meta };
+  const trailer = result.thread ? `(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";
+  if (result.structured) {
+    // The JSON alone in the first block, for clients that read content rather than structuredContent (MCP 2025-06-18 "Structured Content").
+    const content = [{ type: "text" as const, text: result.text }, ...(trailer ? [{ type: "text" as const, text: trailer }] : [])];
+    return { content, structuredContent: result.structured, _meta: meta };
+  }
+  return { content: [{ type: "text", text: trailer ? `${result.text}\n\n${trailer}` : result.text }], _meta: meta };
 }

@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+import type { ExpertCallResult } from "../../src/experts/expert-call";
+import { toToolResult } from "../../src/mcp/expert-tool-result";
+
+const usage = { steps: 1, inputTokens: 1, outputTokens: 1, toolCalls: 0, refusedToolCalls: 0, downstreamBytesRead: 0, bytesReturned: 2, elapsedMs: 1, budgetExhausted: null };
+const call = (fields: Partial<ExpertCallResult>): ExpertCallResult => ({ runId: "r", outcome: "ok", text: "{}", thread: "th_1", usage, ...fields });
+
+describe("toToolResult for structured experts", () => {
+  it("a run of a structured expert that ended without a structured answer (cancelled) is a tool error", () => {
+    const result = toToolResult(call({ outcome: "cancelled", text: "The expert call was cancelled by the caller." }), true);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+  });
+
+  it("a structured answer keeps the JSON alone in the first text block", () => {
+    const result = toToolResult(call({ text: '{"a":1}', structured: { a: 1 } }), true);
+    expect(result.structuredContent).toEqual({ a: 1 });
+    expect(result.content[0]).toEqual({ type: "text", text: '{"a":1}' });
+    expect(result.content).toHaveLength(2);
+  });
+
+  it("a plain expert's answer is unchanged: text plus the thread trailer in one block", () => {
+    const result = toToolResult(call({ text: "answer" }));
+    expect(result.content).toEqual([{ type: "text", text: 'answer\n\n(thread: th_1 — pass it as "thread" to ask a follow-up)' }]);
+  });
+});
