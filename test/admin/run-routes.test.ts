@@ -1,4 +1,5 @@
 import { env } from "cloudflare:test";
+import { DEMO_DOCS_SERVER } from "../mcp/expert-test-setup";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
@@ -15,7 +16,7 @@ const USER = "local:dev";
 const catalog = {
   skills: {
     [SKILL]: {
-      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      servers: { docs: DEMO_DOCS_SERVER },
       experts: [
         {
           name: "ask_docs",

@@ -1,10 +1,9 @@
 import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { META_OUTCOME, META_THREAD } from "../../src/mcp/expert-tool-result";
-import { scriptedModel } from "../experts/scripted-model";
+import type { MockLanguageModelV4 } from "ai/test";
+import { DEMO_DOCS_SERVER, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
 import { connectClient, type Era } from "./mcp-test-client";
 
 const outputSchema = {
@@ -23,7 +22,7 @@ const base = {
 const catalog = {
   skills: {
     default: {
-      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      servers: { docs: DEMO_DOCS_SERVER },
       experts: [
         { ...base, name: "docs_facts", description: "Answers with structured facts.", output_schema: outputSchema },
         { ...base, name: "docs_route", description: "Routes a query to one docs tool.", mode: "route" },
@@ -37,13 +36,8 @@ function textBlocks(result: { content?: unknown }): string[] {
 }
 
 describe("structured and route experts over MCP", () => {
-  let model = scriptedModel([{ text: "unused" }]);
-  beforeAll(async () => {
-    const saved = await replaceCatalog(env, catalog, "test");
-    expect(saved.ok).toBe(true);
-    setModelResolverForTests(() => model);
-  });
-  afterAll(() => setModelResolverForTests(undefined));
+  const models = useCatalogWithScriptedModels(catalog);
+  let model: MockLanguageModelV4;
 
   for (const era of ["2025", "2026"] as const satisfies readonly Era[]) {
     describe(`${era} client`, () => {
@@ -62,7 +56,7 @@ describe("structured and route experts over MCP", () => {
 
       it("returns a matching answer as structuredContent, with its JSON as text", async () => {
         const answer = { answer: "Budgets bound every loop.", sources: ["readme#budgets"] };
-        model = scriptedModel([{ calls: [{ name: "docs__search_docs", input: { query: "budget" } }] }, { text: JSON.stringify(answer) }]);
+        model = models.play([{ calls: [{ name: "docs__search_docs", input: { query: "budget" } }] }, { text: JSON.stringify(answer) }]);
         const result = await client.callTool({ name: "docs_facts", arguments: { query: "What bounds a run?" } });
         expect(result.isError).toBeFalsy();
         expect(result.structuredContent).toEqual(answer);
@@ -72,7 +66,7 @@ describe("structured and route experts over MCP", () => {
       });
 
       it("returns a tool error naming the problem when the answer does not match", async () => {
-        model = scriptedModel([{ text: '{"answer": "no sources"}' }]);
+        model = models.play([{ text: '{"answer": "no sources"}' }]);
         const result = await client.callTool({ name: "docs_facts", arguments: { query: "q" } });
         expect(result.isError).toBe(true);
         expect(result.structuredContent).toBeUndefined();
@@ -82,7 +76,7 @@ describe("structured and route experts over MCP", () => {
       });
 
       it("routes to one real downstream call and returns its result as is, with one model call", async () => {
-        model = scriptedModel([{ calls: [{ name: "docs__search_docs", input: { query: "budget exhausted" } }] }, { text: "must not be called" }]);
+        model = models.play([{ calls: [{ name: "docs__search_docs", input: { query: "budget exhausted" } }] }, { text: "must not be called" }]);
         const result = await client.callTool({ name: "docs_route", arguments: { query: "budget exhausted" } });
         expect(result.isError).toBeFalsy();
         expect(model.doGenerateCalls).toHaveLength(1);

@@ -1,18 +1,17 @@
 import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/mcp/session-name";
-import { scriptedModel } from "../experts/scripted-model";
+import type { MockLanguageModelV4 } from "ai/test";
+import { DEMO_DOCS_SERVER, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
 import { connectClient, selfFetch, type Era } from "./mcp-test-client";
 
 // The demo docs server, reached through the Worker's own service binding: a real downstream MCP call.
 const catalog = {
   skills: {
     default: {
-      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      servers: { docs: DEMO_DOCS_SERVER },
       experts: [
         {
           name: "ask_docs",
@@ -28,19 +27,9 @@ const catalog = {
   },
 };
 
-function textOf(result: { content?: unknown }): string {
-  const blocks = (result.content ?? []) as Array<{ type: string; text?: string }>;
-  return blocks.map((block) => block.text ?? "").join("");
-}
-
 describe("expert tools over MCP", () => {
-  let model = scriptedModel([{ text: "unused" }]);
-  beforeAll(async () => {
-    const saved = await replaceCatalog(env, catalog, "test");
-    expect(saved.ok).toBe(true);
-    setModelResolverForTests(() => model);
-  });
-  afterAll(() => setModelResolverForTests(undefined));
+  const models = useCatalogWithScriptedModels(catalog);
+  let model: MockLanguageModelV4;
 
   for (const era of ["2025", "2026"] as const satisfies readonly Era[]) {
     describe(`${era} client`, () => {
@@ -62,7 +51,7 @@ describe("expert tools over MCP", () => {
       });
 
       it("runs the model loop over the real downstream tool and returns only the final answer", async () => {
-        model = scriptedModel([
+        model = models.play([
           { calls: [{ name: "docs__search_docs", input: { query: "budget exhausted" } }] },
           (options) => {
             const prompt = JSON.stringify(options.prompt);
@@ -83,11 +72,11 @@ describe("expert tools over MCP", () => {
       });
 
       it("continues a thread and keeps the earlier turns in the model's context", async () => {
-        model = scriptedModel([{ text: "First answer." }]);
+        model = models.play([{ text: "First answer." }]);
         const first = await client.callTool({ name: "ask_docs", arguments: { query: "Remember the word marmalade." } });
         const thread = first._meta?.[META_THREAD] as string;
         expect(thread).toMatch(/^th_/);
-        model = scriptedModel([{ text: "Second answer." }]);
+        model = models.play([{ text: "Second answer." }]);
         const second = await client.callTool({ name: "ask_docs", arguments: { query: "Which word?", thread } });
         expect(second._meta?.[META_THREAD]).toBe(thread);
         const prompt = JSON.stringify(model.doGenerateCalls[0]?.prompt);
@@ -96,7 +85,7 @@ describe("expert tools over MCP", () => {
       });
 
       it("refuses a bad argument with an MCP error naming the field, without running the model", async () => {
-        model = scriptedModel([{ text: "must not run" }]);
+        model = models.play([{ text: "must not run" }]);
         const result = await client.callTool({ name: "ask_docs", arguments: { query: 42 } });
         expect(result.isError).toBe(true);
         expect(textOf(result)).toMatch(/query/);
@@ -104,7 +93,7 @@ describe("expert tools over MCP", () => {
       });
 
       it("records the run in the user's session", async () => {
-        model = scriptedModel([{ text: "Recorded." }]);
+        model = models.play([{ text: "Recorded." }]);
         const result = await client.callTool({ name: "ask_docs", arguments: { query: "anything" } });
         const runId = result._meta?.[META_RUN] as string;
         const stub = sessionStub(env, "default", "local:dev");

@@ -1,4 +1,5 @@
 import { env } from "cloudflare:test";
+import { DEMO_DOCS_SERVER } from "./expert-test-setup";
 import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
@@ -9,7 +10,7 @@ import { selfFetch } from "./mcp-test-client";
 const catalog = {
   skills: {
     legacy: {
-      servers: { docs: { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } },
+      servers: { docs: DEMO_DOCS_SERVER },
       experts: [
         {
           name: "ask_docs",
