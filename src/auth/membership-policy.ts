@@ -5,7 +5,7 @@ import type { Role } from "./user-props";
 export type MembershipDecision = { member: true; role: Role } | { member: false; reason: string };
 
 /**
- * Decides membership from the configured lists. Lists are alternatives: any match lets the user
+ * Decides membership from the configured lists. Lists are alternatives: one match lets the user
  * in. Named admins are always members. With no list configured, only the dev and Cloudflare
  * Access providers admit anyone (Access has already applied its own policy at the edge);
  * GitHub and OIDC refuse to start without a list (auth-config.ts).

@@ -31,7 +31,7 @@ export class ExpertSession extends DurableObject<Env> {
     applySessionSchema(ctx.storage);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
-    // A fresh instance has no run in flight: any "running" row was cut off by a restart.
+    // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
   }
 
