@@ -39,7 +39,7 @@ export function hostProblem(host: string): { reason: string; loopback: boolean }
 
 /**
  * Refuse downstream URLs that would turn the Worker into a proxy into places it must not reach
- * (SSRF): anything but https, credentials in the URL, loopback, private, link-local and
+ * (SSRF): every scheme but https, credentials in the URL, loopback, private, link-local and
  * metadata addresses in any spelling. Loopback (over http too) is allowed only in local
  * development. What a hostname resolves to is checked by guarded-fetch.ts, which also
  * re-checks every redirect.
