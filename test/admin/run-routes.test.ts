@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { DEMO_DOCS_SERVER } from "../mcp/expert-test-setup";
+import { askDocsCatalog } from "../mcp/expert-test-setup";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
@@ -13,24 +13,7 @@ const SKILL = "runs-demo";
 // The loopback dev user the MCP test client is signed in as (ENVIRONMENT=test, AUTH=none).
 const USER = "local:dev";
 
-const catalog = {
-  skills: {
-    [SKILL]: {
-      servers: { docs: DEMO_DOCS_SERVER },
-      experts: [
-        {
-          name: "ask_docs",
-          description: "Answers questions from the docs.",
-          arguments: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
-          internal_tools: { docs: ["search_docs"] },
-          provider: "openai-compatible",
-          base_url: "http://127.0.0.1:9/v1",
-          model: "never-called",
-        },
-      ],
-    },
-  },
-};
+const catalog = askDocsCatalog(SKILL);
 
 describe("admin runs API", () => {
   let client: Client;

@@ -4,28 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/mcp/session-name";
 import type { MockLanguageModelV4 } from "ai/test";
-import { DEMO_DOCS_SERVER, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
+import { askDocsCatalog, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
 import { connectClient, selfFetch, type Era } from "./mcp-test-client";
 
 // The demo docs server, reached through the Worker's own service binding: a real downstream MCP call.
-const catalog = {
-  skills: {
-    default: {
-      servers: { docs: DEMO_DOCS_SERVER },
-      experts: [
-        {
-          name: "ask_docs",
-          description: "Answers questions from the docs.",
-          arguments: { type: "object", properties: { query: { type: "string" } }, required: ["query"], additionalProperties: false },
-          internal_tools: { docs: ["search_docs"] },
-          provider: "openai-compatible",
-          base_url: "http://127.0.0.1:9/v1",
-          model: "never-called",
-        },
-      ],
-    },
-  },
-};
+const catalog = askDocsCatalog("default");
 
 describe("expert tools over MCP", () => {
   const models = useCatalogWithScriptedModels(catalog);

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { DEMO_DOCS_SERVER } from "./expert-test-setup";
+import { askDocsCatalog } from "./expert-test-setup";
 import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
@@ -7,22 +7,7 @@ import { setModelResolverForTests } from "../../src/experts/model-resolver-overr
 import { scriptedModel } from "../experts/scripted-model";
 import { selfFetch } from "./mcp-test-client";
 
-const catalog = {
-  skills: {
-    legacy: {
-      servers: { docs: DEMO_DOCS_SERVER },
-      experts: [
-        {
-          name: "ask_docs",
-          description: "Answers from the docs.",
-          internal_tools: { docs: ["search_docs"] },
-          provider: "openai-compatible",
-          base_url: "http://127.0.0.1:9/v1",
-        },
-      ],
-    },
-  },
-};
+const catalog = askDocsCatalog("legacy");
 
 describe("legacy HTTP+SSE (2024-11-05) clients", () => {
   beforeAll(async () => {
