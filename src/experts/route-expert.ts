@@ -1,21 +1,14 @@
 import { generateText, isStepCount, ToolChoiceViolationError } from "ai";
-import type { ModelMessage, ToolSet } from "ai";
-import { raceWithSignal, runSignals } from "./abort";
-import { buildExpertToolset } from "./expert-toolset";
-import type { ExpertToolset } from "./expert-toolset";
+import type { ToolSet } from "ai";
+import { raceWithSignal } from "./abort";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import { gatheredSummary } from "./final-answer";
 import { interruptedRunEnd, type RunEndFields } from "./interrupted-run";
-import { trackModelFaults } from "./model-fault-tracker";
+import { MODEL_MAX_RETRIES, openRun } from "./open-run";
 import routeSystemPrompt from "./prompts/route-system-prompt.md";
-import { RunBudget } from "./run-budget";
 import { RunRecorder } from "./run-recorder";
-import { assembleResult } from "./run-result";
 import { RouteWithoutToolCallError } from "./runner-errors";
 import { describeStep, reportStep } from "./step-progress";
-import { buildUserMessage } from "./user-message";
-
-const MODEL_MAX_RETRIES = 2;
 
 /**
  * Route mode (mcp-agentify's orchestrateTask): one model call that must pick a whitelisted tool,
@@ -24,20 +17,12 @@ const MODEL_MAX_RETRIES = 2;
  * only the first valid call, through the same adapter (budget, truncation, signal, record).
  */
 export async function routeExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
-  const startedAt = Date.now();
   const { expert } = input;
-  const signals = runSignals(expert.budget.timeout_ms, input.signal);
-  const budget = new RunBudget(expert.budget);
-  const recorder = new RunRecorder();
-  const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
-  const tracked = trackModelFaults(input.model);
-  let toolset: ExpertToolset | undefined;
-  const end = (fields: RunEndFields): ExpertRunResult =>
-    assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt);
+  const run = openRun(input);
+  const { signals, budget, recorder, userMessage, tracked, end } = run;
 
   try {
-    const tools = await raceWithSignal(buildExpertToolset(expert, input.toolPolicy, { source: input.tools, budget, recorder }, signals.signal), signals.signal);
-    toolset = tools;
+    const tools = await run.loadToolset();
     if (tools.names.length === 0) return routeFailed(end, new RouteWithoutToolCallError(expert.name, []));
     const call = generateText({
       model: tracked.model,

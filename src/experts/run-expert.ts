@@ -1,25 +1,16 @@
 import { generateText, isStepCount } from "ai";
-import type { ModelMessage } from "ai";
-import { raceWithSignal, runSignals } from "./abort";
-import { buildExpertToolset } from "./expert-toolset";
-import { trackModelFaults } from "./model-fault-tracker";
-import type { ExpertToolset } from "./expert-toolset";
+import { raceWithSignal } from "./abort";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import { composeAnswer } from "./final-answer";
-import { interruptedRunEnd, type RunEndFields } from "./interrupted-run";
+import { interruptedRunEnd } from "./interrupted-run";
+import { MODEL_MAX_RETRIES, openRun } from "./open-run";
 import defaultSystemPrompt from "./prompts/default-system-prompt.md";
 import finalStepNote from "./prompts/final-step-note.md";
 import { routeExpert } from "./route-expert";
-import { RunBudget } from "./run-budget";
-import { RunRecorder } from "./run-recorder";
-import { assembleResult } from "./run-result";
 import { MalformedToolArgumentsError, OutputSchemaMismatchError } from "./runner-errors";
 import { describeStep, reportStep } from "./step-progress";
 import { outputSchemaInstructions, parseStructuredAnswer } from "./structured-answer";
-import { buildUserMessage } from "./user-message";
 
-/** Provider retries (429, 5xx) back off 2 s, then 4 s; the run's signal cuts the wait short. */
-const MODEL_MAX_RETRIES = 2;
 /** Malformed tool arguments go back to the model this many times; one more ends the run. */
 export const MAX_MALFORMED_TOOL_INPUTS = 2;
 
@@ -31,23 +22,14 @@ export const MAX_MALFORMED_TOOL_INPUTS = 2;
  */
 export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
   if (input.expert.mode === "route") return routeExpert(input);
-  const startedAt = Date.now();
   const { expert } = input;
   const limits = expert.budget;
-  const signals = runSignals(limits.timeout_ms, input.signal);
-  const budget = new RunBudget(limits);
-  const recorder = new RunRecorder();
-  const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
-  const tracked = trackModelFaults(input.model);
-  let toolset: ExpertToolset | undefined;
-  const end = (fields: RunEndFields): ExpertRunResult =>
-    assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt);
-  const serverNotes = () => (toolset?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
+  const run = openRun(input);
+  const { signals, budget, recorder, userMessage, tracked, end } = run;
+  const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
 
   try {
-    const ctx = { source: input.tools, budget, recorder };
-    const tools = await raceWithSignal(buildExpertToolset(expert, input.toolPolicy, ctx, signals.signal), signals.signal);
-    toolset = tools;
+    const tools = await run.loadToolset();
     const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
     const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
     let currentStep = 0;
