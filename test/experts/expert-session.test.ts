@@ -1,13 +1,13 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
 import type { ExpertCallRequest } from "../../src/experts/expert-call";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { sessionStub } from "../../src/mcp/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { scriptedModel } from "./scripted-model";
+import type { MockLanguageModelV4 } from "ai/test";
+import { expertOf } from "../resilience/session-helpers";
+import { useCatalogWithScriptedModels } from "./scripted-model";
 
 const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts
 const fixtures = inject("fixtureServers");
@@ -25,36 +25,20 @@ function call(user: UserProps, expert: string, extra: Partial<ExpertCallRequest>
   return { runId: crypto.randomUUID(), skill, expert, args: { query: "echo something" }, user, ...extra };
 }
 
-const expert = (name: string, servers: Record<string, string[]>) => ({
-  name,
-  description: `${name} expert`,
-  internal_tools: servers,
-  provider: "openai-compatible",
-  base_url: "http://127.0.0.1:9/v1",
-});
-
 describe("ExpertSession", () => {
-  let model = scriptedModel([{ text: "unused" }]);
-  beforeAll(async () => {
-    const saved = await replaceCatalog(
-      env,
-      {
-        skills: {
-          [skill]: {
-            servers: {
-              echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } },
-              gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 1000 },
-            },
-            experts: [expert("echoer", { echo: ["echo"] }), expert("needs_gone", { gone: ["echo"] })],
-          },
+  const models = useCatalogWithScriptedModels({
+    skills: {
+      [skill]: {
+        servers: {
+          echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } },
+          gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 1000 },
         },
+        experts: [expertOf("echoer", { echo: ["echo"] }), expertOf("needs_gone", { gone: ["echo"] })],
       },
-      "test",
-    );
-    expect(saved.ok).toBe(true);
-    setModelResolverForTests(() => model);
+    },
   });
-  afterAll(() => setModelResolverForTests(undefined));
+
+  let model: MockLanguageModelV4;
   afterEach(() => vi.restoreAllMocks());
 
   it("never stores or logs the resolved secret of a downstream header", async () => {
@@ -62,7 +46,7 @@ describe("ExpertSession", () => {
     for (const method of ["log", "info", "warn", "error"] as const) {
       vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
     }
-    model = scriptedModel([{ calls: [{ name: "echo__echo", input: { text: "hello" } }] }, { text: "Echoed hello." }]);
+    model = models.play([{ calls: [{ name: "echo__echo", input: { text: "hello" } }] }, { text: "Echoed hello." }]);
     const result = await session(alice).callExpert(call(alice, "echoer"));
     expect(result).toMatchObject({ outcome: "ok", text: "Echoed hello." });
     // The secret did reach the downstream server, which is the only place it may go.
@@ -83,7 +67,7 @@ describe("ExpertSession", () => {
   });
 
   it("records every step of a run with its outcome", async () => {
-    model = scriptedModel([{ calls: [{ name: "echo__echo", input: { text: "a" } }] }, { text: "Done." }]);
+    model = models.play([{ calls: [{ name: "echo__echo", input: { text: "a" } }] }, { text: "Done." }]);
     const request = call(alice, "echoer");
     await session(alice).callExpert(request);
     const run = await session(alice).run(request.runId);
@@ -99,10 +83,10 @@ describe("ExpertSession", () => {
   });
 
   it("refuses a thread handle in another user's session", async () => {
-    model = scriptedModel([{ text: "Alice's answer." }]);
+    model = models.play([{ text: "Alice's answer." }]);
     const first = await session(alice).callExpert(call(alice, "echoer"));
     expect(first.thread).toMatch(/^th_/);
-    model = scriptedModel([{ text: "must not run" }]);
+    model = models.play([{ text: "must not run" }]);
     const stolen = await session(bob).callExpert(call(bob, "echoer", { thread: first.thread }));
     expect(stolen.outcome).toBe("error");
     expect(stolen.text).toContain(`Thread ${first.thread} does not exist`);
@@ -110,11 +94,11 @@ describe("ExpertSession", () => {
   });
 
   it("answers with a tool error naming a dead downstream server, and the session keeps working", async () => {
-    model = scriptedModel([{ text: "must not run" }]);
+    model = models.play([{ text: "must not run" }]);
     const dead = await session(alice).callExpert(call(alice, "needs_gone"));
     expect(dead.outcome).toBe("error");
     expect(dead.text).toContain('"gone"');
-    model = scriptedModel([{ text: "Still fine." }]);
+    model = models.play([{ text: "Still fine." }]);
     const alive = await session(alice).callExpert(call(alice, "echoer"));
     expect(alive).toMatchObject({ outcome: "ok", text: "Still fine." });
   });

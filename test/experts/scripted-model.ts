@@ -1,4 +1,8 @@
+import { env } from "cloudflare:test";
 import { MockLanguageModelV4 } from "ai/test";
+import { afterAll, beforeAll, expect } from "vitest";
+import { replaceCatalog } from "../../src/catalog/catalog-service";
+import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
 type GenerateOptions = Parameters<MockLanguageModelV4["doGenerate"]>[0];
@@ -64,4 +68,25 @@ export function scriptedModel(turns: ScriptedTurn[], ids: { provider?: string; m
       return typeof turn === "function" ? turn(options) : toResult(turn);
     },
   });
+}
+
+export interface ScriptedModels {
+  /** Every expert's next calls go to a new model playing `turns`; returned so a test can read its calls. */
+  play(turns: ScriptedTurn[]): MockLanguageModelV4;
+}
+
+/** Loads `catalog` before the file's tests and answers every expert's model calls from a script. */
+export function useCatalogWithScriptedModels(catalog: unknown): ScriptedModels {
+  let current = scriptedModel([{ text: "no turn was scripted for this call" }]);
+  beforeAll(async () => {
+    expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
+    setModelResolverForTests(() => current);
+  });
+  afterAll(() => setModelResolverForTests(undefined));
+  return {
+    play(turns) {
+      current = scriptedModel(turns);
+      return current;
+    },
+  };
 }

@@ -1,9 +1,9 @@
-import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_OUTCOME, META_THREAD } from "../../src/mcp/expert-tool-result";
 import type { MockLanguageModelV4 } from "ai/test";
-import { DEMO_DOCS_SERVER, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
+import { DEMO_DOCS_SERVER, textOf } from "./expert-test-setup";
+import { useCatalogWithScriptedModels } from "../experts/scripted-model";
 import { connectClient, type Era } from "./mcp-test-client";
 
 const outputSchema = {

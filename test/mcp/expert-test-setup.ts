@@ -1,10 +1,3 @@
-import { env } from "cloudflare:test";
-import type { MockLanguageModelV4 } from "ai/test";
-import { afterAll, beforeAll, expect } from "vitest";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
-import { scriptedModel, type ScriptedTurn } from "../experts/scripted-model";
-
 /** The built-in demo docs server, reached through the Worker's own service binding: a real downstream MCP server. */
 export const DEMO_DOCS_SERVER = { binding: "SELF", url: "http://slipsnisse.internal/demo/docs/mcp", transport: "streamable-http" } as const;
 
@@ -29,27 +22,6 @@ export function askDocsCatalog(skill: string) {
           },
         ],
       },
-    },
-  };
-}
-
-export interface ScriptedModels {
-  /** Every expert's next calls go to a new model playing `turns`; returned so a test can read its calls. */
-  play(turns: ScriptedTurn[]): MockLanguageModelV4;
-}
-
-/** Loads `catalog` before the file's tests and answers every expert's model calls from a script. */
-export function useCatalogWithScriptedModels(catalog: unknown): ScriptedModels {
-  let current = scriptedModel([{ text: "no turn was scripted for this call" }]);
-  beforeAll(async () => {
-    expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
-    setModelResolverForTests(() => current);
-  });
-  afterAll(() => setModelResolverForTests(undefined));
-  return {
-    play(turns) {
-      current = scriptedModel(turns);
-      return current;
     },
   };
 }

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/mcp/session-name";
 import type { MockLanguageModelV4 } from "ai/test";
-import { askDocsCatalog, textOf, useCatalogWithScriptedModels } from "./expert-test-setup";
+import { askDocsCatalog, textOf } from "./expert-test-setup";
+import { useCatalogWithScriptedModels } from "../experts/scripted-model";
 import { connectClient, selfFetch, type Era } from "./mcp-test-client";
 
 // The demo docs server, reached through the Worker's own service binding: a real downstream MCP call.

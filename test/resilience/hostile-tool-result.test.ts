@@ -1,10 +1,9 @@
-import { env, runInDurableObject } from "cloudflare:test";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { scriptedModel } from "../experts/scripted-model";
+import type { MockLanguageModelV4 } from "ai/test";
+import { useCatalogWithScriptedModels } from "../experts/scripted-model";
 import { callOf, expertOf, sessionOf, type StoredStep } from "./session-helpers";
 
 const fixtures = inject("fixtureServers");
@@ -21,31 +20,22 @@ const INJECTION =
  * them as refused, and the run still ends normally.
  */
 describe("hostile tool results", () => {
-  let model = scriptedModel([{ text: "unused" }]);
-  beforeAll(async () => {
-    const saved = await replaceCatalog(
-      env,
-      {
-        skills: {
-          [skill]: {
-            servers: {
-              web: { url: `${web}/mcp`, transport: "streamable-http" },
-              vault: { url: `${vault}/mcp`, transport: "streamable-http" },
-            },
-            experts: [expertOf("browse", { web: ["echo"] })],
-          },
+  const models = useCatalogWithScriptedModels({
+    skills: {
+      [skill]: {
+        servers: {
+          web: { url: `${web}/mcp`, transport: "streamable-http" },
+          vault: { url: `${vault}/mcp`, transport: "streamable-http" },
         },
+        experts: [expertOf("browse", { web: ["echo"] })],
       },
-      "test",
-    );
-    expect(saved.ok).toBe(true);
-    setModelResolverForTests(() => model);
+    },
   });
-  afterAll(() => setModelResolverForTests(undefined));
+  let model: MockLanguageModelV4;
 
   it("refuses calls a tool result asked for, never executes them, and records them as refused", async () => {
     let sawInjection = false;
-    model = scriptedModel([
+    model = models.play([
       { calls: [{ name: "web__echo", input: { text: INJECTION } }] },
       (options) => {
         sawInjection = JSON.stringify(options.prompt).includes("IMPORTANT SYSTEM NOTICE");
