@@ -2,6 +2,7 @@ import { z } from "zod";
 import { UpstreamSignInError } from "../auth-errors";
 import type { UpstreamFetch } from "../identity/select-identity-provider";
 import { fetchJwks, type PublicJwk } from "./jwks-cache";
+import { base64UrlDecode } from "../../base64url";
 
 const headerSchema = z.object({ alg: z.string(), kid: z.string().optional(), typ: z.string().optional() });
 const claimsSchema = z
@@ -87,12 +88,4 @@ function decodeJson(segment: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-export function base64UrlDecode(segment: string): Uint8Array<ArrayBuffer> {
-  const base64 = segment.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(segment.length / 4) * 4, "=");
-  const binary = atob(base64);
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index += 1) bytes[index] = binary.charCodeAt(index);
-  return bytes;
 }

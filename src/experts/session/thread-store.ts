@@ -1,4 +1,5 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
+import { base64Url } from "../../base64url";
 import { SlipsnisseError } from "../../errors";
 
 /** Thread history kept per thread; older turns are dropped first. About 4 characters a token. */
@@ -91,6 +92,5 @@ export class ThreadStore {
 }
 
 function randomId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64Url(crypto.getRandomValues(new Uint8Array(16)));
 }

@@ -1,4 +1,4 @@
-import { base64Url } from "../../../src/auth/pkce";
+import { base64Url } from "../../../src/base64url";
 
 /** A real RS256 key pair for fake upstream providers: they sign, our code verifies with WebCrypto. */
 export interface TestSigningKey {
