@@ -1,10 +1,24 @@
-/** Every page the auth flow renders: no framing, no caching, no scripts, nothing loaded. */
+/** Every page the auth flow renders: no framing, no caching, no scripts, nothing loaded, no forms. */
 export const pageSecurityHeaders: Record<string, string> = {
   "Content-Type": "text/html; charset=utf-8",
-  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   "X-Frame-Options": "DENY",
   "Cache-Control": "no-store",
   "Referrer-Policy": "no-referrer",
+};
+
+/**
+ * The consent page has the flow's one form, and no `form-action` at all. Chromium and Safari
+ * apply `form-action` to every redirect that follows the form's POST (CSP3 §6.3.1 leaves it to
+ * the navigation), and that chain runs through the identity provider's own redirects (whose
+ * origins it may vary: federated sign-in, Access in front of the callback) and ends at the
+ * client's registered redirect URI, whatever its scheme. No list written here can name them
+ * all, and a missed one blocks sign-in. What `form-action` would guard, an injected form, is
+ * kept out by escaping every value and loading no script.
+ */
+export const consentPageSecurityHeaders: Record<string, string> = {
+  ...pageSecurityHeaders,
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
 };
 
 export function escapeHtml(value: string): string {

@@ -1,5 +1,5 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
-import { escapeHtml, pageSecurityHeaders, renderPage } from "./auth-pages";
+import { consentPageSecurityHeaders, escapeHtml, renderPage } from "./auth-pages";
 
 /**
  * The consent page (MCP security best practices): the client's name (self-asserted unless it
@@ -27,7 +27,7 @@ ${loopback}
 ${loginPicker(loginChoices)}<button name="decision" value="approve">Allow</button><button name="decision" value="deny">Deny</button>
 </form>`;
   const headers = new Headers(transactionHeaders);
-  for (const [header, value] of Object.entries(pageSecurityHeaders)) headers.set(header, value);
+  for (const [header, value] of Object.entries(consentPageSecurityHeaders)) headers.set(header, value);
   return new Response(renderPage(`Authorize ${details.clientName}`, body), { status: 200, headers });
 }
 

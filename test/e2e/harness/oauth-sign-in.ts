@@ -53,10 +53,30 @@ const DEFAULT_REDIRECT = "http://127.0.0.1:9/oauth/callback";
  * only the browser's part is driven here.
  */
 export async function signIn(baseUrl: string, options: SignInOptions = {}): Promise<OAuthSession> {
+  const pending = await beginSignIn(baseUrl, options);
+  const registered = new URL(pending.redirectUri);
+  const redirect = await approveInBrowser(pending.authorizationUrl, options.login, (url) => url.origin === registered.origin && url.pathname === registered.pathname);
+  return pending.finish(redirect);
+}
+
+/** A client that has registered and built its authorization URL, waiting for the browser's part. */
+export interface PendingSignIn {
+  authorizationUrl: URL;
+  redirectUri: string;
+  clientId: string;
+  /** The client's redirect (code, state, iss) → tokens, checked as the SDK's client checks them. */
+  finish(redirect: URL): Promise<OAuthSession>;
+}
+
+/**
+ * Everything of a client's sign-in before a person opens the authorization URL: the 401,
+ * discovery, dynamic registration and PKCE. The browser's part is the caller's (a real browser
+ * for consent-page tests); `finish` takes the redirect it ended at.
+ */
+export async function beginSignIn(baseUrl: string, options: SignInOptions = {}): Promise<PendingSignIn> {
   const fetchFn: FetchLike = boundedFetch;
   const mcpUrl = new URL(options.mcpPath ?? "/mcp", baseUrl);
   const redirectUri = options.redirectUri ?? DEFAULT_REDIRECT;
-
   const challenge = await fetchFn(mcpUrl, {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
@@ -98,40 +118,45 @@ export async function signIn(baseUrl: string, options: SignInOptions = {}): Prom
     state,
     resource,
   });
-  const registered = new URL(redirectUri);
-  const redirect = await approveInBrowser(authorizationUrl, options.login, (url) => url.origin === registered.origin && url.pathname === registered.pathname);
-  if (redirect.searchParams.get("state") !== state) throw new Error("the redirect's state is not the one this client sent");
-  const code = redirect.searchParams.get("code");
-  if (!code) throw new Error(`the redirect carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
-
-  const tokens = await exchangeAuthorization(asUrl, {
-    metadata,
-    clientInformation: client,
-    authorizationCode: code,
-    iss: redirect.searchParams.get("iss") ?? undefined,
-    codeVerifier,
+  return {
+    authorizationUrl,
     redirectUri,
-    resource,
-    fetchFn,
-  });
-  if (!tokens.refresh_token) throw new Error("the token response carries no refresh token");
-
-  const session: OAuthSession = {
-    accessToken: tokens.access_token,
-    refreshToken: tokens.refresh_token,
     clientId: client.client_id,
-    login: options.login,
-    metadata,
-    resource,
-    async refresh() {
-      const next = await refreshAuthorization(asUrl, { metadata, clientInformation: client, refreshToken: session.refreshToken, resource, fetchFn });
-      if (!next.refresh_token || next.refresh_token === session.refreshToken) throw new Error("the refresh did not rotate the refresh token");
-      session.accessToken = next.access_token;
-      session.refreshToken = next.refresh_token;
-      return { accessToken: session.accessToken, refreshToken: session.refreshToken };
+    async finish(redirect: URL): Promise<OAuthSession> {
+      if (redirect.searchParams.get("state") !== state) throw new Error("the redirect's state is not the one this client sent");
+      const code = redirect.searchParams.get("code");
+      if (!code) throw new Error(`the redirect carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
+
+      const tokens = await exchangeAuthorization(asUrl, {
+        metadata,
+        clientInformation: client,
+        authorizationCode: code,
+        iss: redirect.searchParams.get("iss") ?? undefined,
+        codeVerifier,
+        redirectUri,
+        resource,
+        fetchFn,
+      });
+      if (!tokens.refresh_token) throw new Error("the token response carries no refresh token");
+
+      const session: OAuthSession = {
+        accessToken: tokens.access_token,
+        refreshToken: tokens.refresh_token,
+        clientId: client.client_id,
+        login: options.login,
+        metadata,
+        resource,
+        async refresh() {
+          const next = await refreshAuthorization(asUrl, { metadata, clientInformation: client, refreshToken: session.refreshToken, resource, fetchFn });
+          if (!next.refresh_token || next.refresh_token === session.refreshToken) throw new Error("the refresh did not rotate the refresh token");
+          session.accessToken = next.access_token;
+          session.refreshToken = next.refresh_token;
+          return { accessToken: session.accessToken, refreshToken: session.refreshToken };
+        },
+      };
+      return session;
     },
   };
-  return session;
 }
 
 /**

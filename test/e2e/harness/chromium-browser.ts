@@ -1,0 +1,93 @@
+/**
+ * A real browser for the pages people click through: Debian's Chromium, driven by
+ * playwright-core (which cannot download a browser of its own here). A page that works only for
+ * `fetch` is not proven: Chromium enforces what a fetch ignores (CSP, cookie rules, redirects).
+ */
+import { existsSync } from "node:fs";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+
+const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
+
+/** The Chromium executable, or undefined when none is installed. */
+export const chromiumPath: string | undefined = CANDIDATES.find((path): path is string => path !== undefined && path !== "" && existsSync(path));
+
+/**
+ * Why browser tests are skipped, for the test title; undefined when they run. CI installs
+ * Chromium (.ci/run), so there a missing browser fails instead of skipping silently.
+ */
+export const chromiumSkipReason: string | undefined = chromiumPath
+  ? undefined
+  : "skipped: no Chromium found (set CHROMIUM_PATH, or `apt-get install chromium`)";
+
+if (chromiumSkipReason) {
+  if (process.env.CI) throw new Error(`CI must run the browser tests, but ${chromiumSkipReason}`);
+  console.warn(`Browser tests ${chromiumSkipReason}`);
+}
+
+/**
+ * Headless Chromium without the background services that would try to reach the internet
+ * (this machine has none, and every attempt costs time and log noise).
+ */
+export async function launchChromium(): Promise<Browser> {
+  if (!chromiumPath) throw new Error(`Browser tests ${chromiumSkipReason}`);
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    timeout: 30_000,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * A fresh browser profile whose requests never leave the machine: a request to any host that is
+ * not loopback (a client's https callback such as claude.ai's) is answered here with a stub page.
+ */
+export async function loopbackOnlyContext(browser: Browser): Promise<BrowserContext> {
+  const context = await browser.newContext();
+  await context.route(
+    (url) => !LOOPBACK_HOSTS.has(url.hostname),
+    (route) => route.fulfill({ status: 200, contentType: "text/plain", body: "stub page of a non-loopback host" }),
+  );
+  return context;
+}
+
+export interface ClientRedirectWatch {
+  /** Resolves with the first redirect (a 3xx Location) or navigation that `matches`. */
+  readonly redirect: Promise<URL>;
+  stop(): void;
+}
+
+/**
+ * Watches a page for the moment the authorization server sends the browser to the client. The
+ * 3xx Location is read from the response, so any scheme counts (https, a loopback listener, or a
+ * native app's `cursor://…`, which the browser itself cannot open).
+ */
+export function watchClientRedirect(page: Page, matches: (url: URL) => boolean, timeoutMs = 20_000): ClientRedirectWatch {
+  let stop = () => {};
+  const redirect = new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`the browser was not sent to the client within ${timeoutMs} ms (page: ${page.url()})`));
+    }, timeoutMs);
+    const seen = (url: URL) => {
+      if (!matches(url)) return;
+      stop();
+      resolve(url);
+    };
+    const onResponse = (response: import("playwright-core").Response) => {
+      const location = response.status() >= 300 && response.status() < 400 ? response.headers().location : undefined;
+      if (location) seen(new URL(location, response.url()));
+    };
+    const onRequest = (request: import("playwright-core").Request) => seen(new URL(request.url()));
+    page.on("response", onResponse);
+    page.on("request", onRequest);
+    stop = () => {
+      clearTimeout(timer);
+      page.off("response", onResponse);
+      page.off("request", onRequest);
+    };
+  });
+  return { redirect, stop };
+}
