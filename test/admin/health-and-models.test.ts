@@ -36,9 +36,8 @@ describe("GET /skills/:skill/health", () => {
   it("bounds the whole check: a server that never answers is reported as timed out", async () => {
     const config = skillSchema.parse({ servers: { stuck: { url: "https://stuck.example.com/mcp" } } });
     const never = () => new Promise<never>(() => undefined);
-    const started = Date.now();
+    // `never` does not answer, so a result at all means the check's own bound ended it.
     const health = await checkSkillHealth(env, "s", 1, config, 200, never);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(health.servers).toMatchObject([{ server: "stuck", ok: false, error: "no answer within the health check's 200 ms" }]);
   });
 

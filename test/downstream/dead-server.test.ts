@@ -29,13 +29,12 @@ describe("a dead downstream server", () => {
       env,
       skill: uniqueSkill("dead"),
       servers: {
-        gone: serverConfig({ url: `${fixtures.dead}/mcp`, connect_timeout_ms: 2_000 }),
+        // Far past the test's own 5 s timeout: only a connection refused at once can pass.
+        gone: serverConfig({ url: `${fixtures.dead}/mcp`, connect_timeout_ms: 60_000 }),
         alive: serverConfig({ url: `${base}/mcp` }),
       },
     });
-    const started = Date.now();
     const error = await open.listTools("gone").catch((caught: unknown) => caught);
-    expect(Date.now() - started).toBeLessThan(2_500);
     expect(error).toMatchObject({ kind: "downstream-unavailable", serverId: "gone" });
     expect((error as Error).message).toContain('"gone"');
     expect((error as { fix: string }).fix).toContain("gone");

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { runExpert } from "../../src/experts/run-expert";
 import type { StepProgress } from "../../src/experts/expert-types";
 import { makeExpert, makePolicy } from "./expert-fixture";
-import { FakeToolSource, textResult, wait } from "./fake-tool-source";
+import { Rendezvous } from "../support/wait-for";
+import { FakeToolSource, textResult } from "./fake-tool-source";
 import { scriptedModel } from "./scripted-model";
 
 describe("runExpert answers", () => {
@@ -49,21 +50,19 @@ describe("runExpert answers", () => {
   });
 
   it("runs the tool calls of one step in parallel", async () => {
-    const slow = { result: async (_args: Record<string, unknown>, signal: AbortSignal | undefined) => (await wait(400, signal), textResult("done")) };
-    const source = new FakeToolSource({ docs: { search: slow, read: slow } });
+    // Each call answers only once all three are in flight: run one at a time, none ever would.
+    const together = new Rendezvous(3);
+    const meet = { result: async () => (await together.arrive(), textResult("done")) };
+    const source = new FakeToolSource({ docs: { search: meet, read: meet } });
     const model = scriptedModel([
       { calls: [{ name: "docs__search" }, { name: "docs__read" }, { name: "docs__search" }] },
       { text: "all three done" },
     ]);
-    const started = Date.now();
     const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
-    const elapsed = Date.now() - started;
 
     expect(result.outcome).toBe("ok");
-    expect(source.calls).toHaveLength(3);
-    // Three 400 ms calls in sequence would take 1200 ms.
-    expect(elapsed).toBeGreaterThanOrEqual(400);
-    expect(elapsed).toBeLessThan(800);
+    expect(result.steps[0]?.toolCalls.map((call) => call.status)).toEqual(["ok", "ok", "ok"]);
+    expect(together.peak).toBe(3);
   });
 
   it("reports progress once per step with what the sub-agent is doing", async () => {

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { CancelClosesStreamTransport } from "../../src/downstream/cancel-closes-stream-transport";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
+import type { FixtureStats } from "../fixtures/fixture-stats-schema";
+import { waitFor } from "../support/wait-for";
 
 const fixtures = inject("fixtureServers");
 
@@ -13,14 +15,17 @@ async function connect(base: string, wrap: boolean): Promise<Client> {
   return client;
 }
 
-async function waitForStats(base: string, done: (s: Awaited<ReturnType<typeof readFixtureStats>>) => boolean, ms: number) {
-  const deadline = Date.now() + ms;
-  let stats = await readFixtureStats(base);
-  while (!done(stats) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    stats = await readFixtureStats(base);
-  }
-  return stats;
+function waitForStats(base: string, done: (stats: FixtureStats) => boolean, what: string): Promise<FixtureStats> {
+  return waitFor(what, async () => {
+    const stats = await readFixtureStats(base);
+    return done(stats) ? stats : undefined;
+  });
+}
+
+/** Aborts only once the server has the call, so the abort always lands mid-call. */
+async function abortOnceReceived(base: string, controller: AbortController): Promise<void> {
+  await waitForStats(base, (stats) => stats.calls.sleep === 1, "the server to receive the sleep call");
+  controller.abort();
 }
 
 /** A stateless 2025 downstream server (the echo fixture, a fresh SDK v1 server per request). */
@@ -30,10 +35,10 @@ describe("cancelling a call on a stateless 2025 downstream server", () => {
     const client = await connect(base, false);
     const controller = new AbortController();
     const call = client.callTool({ name: "sleep", arguments: { ms: 1_500 } }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
+    await abortOnceReceived(base, controller);
     await expect(call).rejects.toThrow();
     // The server never learns of the cancel: the sleep completes.
-    const stats = await waitForStats(base, (s) => s.sleepsCompleted + s.sleepsCancelled > 0, 4_000);
+    const stats = await waitForStats(base, (s) => s.sleepsCompleted + s.sleepsCancelled > 0, "the sleep to end");
     expect(stats).toMatchObject({ sleepsCompleted: 1, sleepsCancelled: 0 });
     await client.close();
   });
@@ -43,9 +48,9 @@ describe("cancelling a call on a stateless 2025 downstream server", () => {
     const client = await connect(base, true);
     const controller = new AbortController();
     const call = client.callTool({ name: "sleep", arguments: { ms: 10_000 } }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 200);
+    await abortOnceReceived(base, controller);
     await expect(call).rejects.toThrow();
-    const stats = await waitForStats(base, (s) => s.sleepsCancelled > 0, 4_000);
+    const stats = await waitForStats(base, (s) => s.sleepsCancelled > 0, "the server to cancel the sleep");
     expect(stats).toMatchObject({ sleepsCompleted: 0, sleepsCancelled: 1 });
     // The transport stays usable after the cancel.
     const echoed = await client.callTool({ name: "echo", arguments: { text: "still here" } });
