@@ -56,12 +56,38 @@ export async function runInspectorCli(args: readonly string[], options: Inspecto
   }
 }
 
+/** For the method wrappers: which of the Inspector's remote transports to speak (default `http`). */
+export interface InspectorMethodOptions extends InspectorCliOptions {
+  transport?: "http" | "sse";
+}
+
 const toolsListSchema = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) });
 
 /** `inspector --cli <url> --transport http --method tools/list`, the tool names it saw. */
-export async function inspectorListToolNames(url: string, options: InspectorCliOptions = {}): Promise<string[]> {
-  const listed = await runInspectorCli([url, "--transport", "http", "--method", "tools/list"], options);
+export async function inspectorListToolNames(url: string, options: InspectorMethodOptions = {}): Promise<string[]> {
+  const listed = await runInspectorCli([url, "--transport", options.transport ?? "http", "--method", "tools/list"], options);
   const parsed = toolsListSchema.safeParse(listed);
   if (!parsed.success) throw new Error(`inspector tools/list gave no tools array: ${JSON.stringify(listed).slice(0, 500)}`);
   return parsed.data.tools.map((tool) => tool.name);
+}
+
+const toolCallSchema = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+});
+
+/** `inspector --cli <url> --method tools/call --tool-name <name> --tool-args-json <args>`, the result it printed. */
+export async function inspectorCallTool(
+  url: string,
+  name: string,
+  args: Record<string, unknown>,
+  options: InspectorMethodOptions = {},
+): Promise<z.infer<typeof toolCallSchema>> {
+  const called = await runInspectorCli(
+    [url, "--transport", options.transport ?? "http", "--method", "tools/call", "--tool-name", name, "--tool-args-json", JSON.stringify(args)],
+    options,
+  );
+  const parsed = toolCallSchema.safeParse(called);
+  if (!parsed.success) throw new Error(`inspector tools/call gave no tool result: ${JSON.stringify(called).slice(0, 500)}`);
+  return parsed.data;
 }
