@@ -2,16 +2,16 @@
  * mcp-remote, the stdio bridge that desktop MCP clients (Claude Desktop, Windsurf, older Cursor)
  * use to reach a remote server with OAuth, driven as those clients drive it: spawned as a child
  * process and spoken to over stdio by the MCP SDK v1 `Client`. mcp-remote runs its own sign-in
- * (dynamic registration, PKCE, a loopback callback server, the token exchange) and opens the
- * authorization URL with the `open` package, whose xdg-open hands it to `$BROWSER` when no
- * desktop is running: here a script that writes the URL down for the test to open in Chromium.
+ * (dynamic registration, PKCE, a loopback callback server, the token exchange); the URL it
+ * opens in a browser is caught by a browser handoff for the test to open in Chromium.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type BrowserHandoff, handoffBrowserEnv, makeBrowserHandoff } from "./browser-handoff";
 import { freePort } from "./free-port";
 import { isLiveProcess } from "./process-group";
 
@@ -26,31 +26,15 @@ export interface McpRemoteHome {
   dir: string;
   /** The loopback port mcp-remote's OAuth callback listens on (fixed, so the registered redirect stays valid). */
   callbackPort: number;
+  /** Where mcp-remote's "open this in your browser" lands. */
+  browser: BrowserHandoff;
   remove(): Promise<void>;
 }
 
 export async function makeMcpRemoteHome(): Promise<McpRemoteHome> {
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-mcp-remote-"));
   await mkdir(join(dir, "config"));
-  const browser = join(dir, "browser");
-  // xdg-open runs `$BROWSER <url>`; the URL is written down, never opened here.
-  await writeFile(browser, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${join(dir, "browser-opens.log")}'\n`);
-  await chmod(browser, 0o755);
-  return { dir, callbackPort: await freePort(), remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** Every URL mcp-remote has handed to the browser from this home, oldest first. */
-export async function browserOpens(home: McpRemoteHome): Promise<URL[]> {
-  let text = "";
-  try {
-    text = await readFile(join(home.dir, "browser-opens.log"), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-  return text
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => new URL(line));
+  return { dir, callbackPort: await freePort(), browser: await makeBrowserHandoff(dir), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export interface McpRemoteBridge {
@@ -77,12 +61,11 @@ export interface McpRemoteOptions {
  * Without a stored token mcp-remote signs in first: watch for the URL with `waitForBrowserOpen`.
  */
 export async function startMcpRemote(home: McpRemoteHome, serverUrl: string, options: McpRemoteOptions = {}): Promise<McpRemoteBridge> {
-  const openedBefore = (await browserOpens(home)).length;
+  const openedBefore = (await home.browser.opened()).length;
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [proxyScript, serverUrl, String(home.callbackPort), "--auth-timeout", "60", ...(options.args ?? [])],
-    // Only these: no DISPLAY or desktop session, so xdg-open falls back to $BROWSER.
-    env: { HOME: home.dir, MCP_REMOTE_CONFIG_DIR: join(home.dir, "config"), BROWSER: join(home.dir, "browser") },
+    env: { HOME: home.dir, MCP_REMOTE_CONFIG_DIR: join(home.dir, "config"), ...handoffBrowserEnv(home.browser) },
     stderr: "pipe",
   });
   let stderr = "";
@@ -104,15 +87,11 @@ export async function startMcpRemote(home: McpRemoteHome, serverUrl: string, opt
     pid,
     connected,
     async waitForBrowserOpen(timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
-        const opened = await browserOpens(home);
-        const next = opened[openedBefore];
-        if (next) return next;
-        if (exited) throw new Error(`mcp-remote exited before it opened a browser:\n${stderr.slice(-3000)}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      try {
+        return await home.browser.waitForOpen(openedBefore, () => (exited ? "mcp-remote exited" : undefined), timeoutMs);
+      } catch (error) {
+        throw new Error(`${String(error)}\nmcp-remote stderr:\n${stderr.slice(-3000)}`);
       }
-      throw new Error(`mcp-remote opened no browser within ${timeoutMs} ms:\n${stderr.slice(-3000)}`);
     },
     stderr: () => stderr,
     async close() {

@@ -1,15 +1,19 @@
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { handoffBrowserEnv, makeBrowserHandoff } from "../harness/browser-handoff";
 import { chromiumSkipReason, launchChromium, loopbackOnlyContext } from "../harness/chromium-browser";
 import { ChromiumOAuthProvider } from "../harness/chromium-oauth-provider";
 import { freePort } from "../harness/free-port";
 import { inspectorCallTool, inspectorListToolNames } from "../harness/inspector-cli";
-import { browserOpens, makeMcpRemoteHome, startMcpRemote, type McpRemoteHome } from "../harness/mcp-remote-bridge";
+import { makeMcpRemoteHome, startMcpRemote, type McpRemoteHome } from "../harness/mcp-remote-bridge";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
 import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
@@ -46,11 +50,12 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
       await home?.remove();
     });
 
-    it("signs in through the browser (Allow), then lists and calls the expert over stdio", async () => {
-      const bridge = await startMcpRemote(home, `${server.dev.baseUrl}/mcp`);
+    it("signs in through the browser (Allow), lists and calls the expert over stdio; a second launch reuses the stored sign-in", async () => {
+      const url = `${server.dev.baseUrl}/mcp`;
+      const first = await startMcpRemote(home, url);
       let context: BrowserContext | undefined;
       try {
-        const authorizationUrl = await bridge.waitForBrowserOpen();
+        const authorizationUrl = await first.waitForBrowserOpen();
         expect(authorizationUrl.origin).toBe(server.dev.baseUrl);
         expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
         const redirectUri = new URL(authorizationUrl.searchParams.get("redirect_uri") ?? "");
@@ -61,38 +66,35 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
         await page.goto(authorizationUrl.toString());
         await page.getByRole("button", { name: "Allow" }).click();
         // The browser ends at mcp-remote's own callback listener, which exchanges the code itself.
-        await page.waitForURL((url) => url.origin === redirectUri.origin && url.pathname === redirectUri.pathname, { timeout: 20_000 });
-        await bridge.connected;
+        await page.waitForURL((at) => at.origin === redirectUri.origin && at.pathname === redirectUri.pathname, { timeout: 20_000 });
+        await first.connected;
 
-        expect((await bridge.client.listTools()).tools.map((tool) => tool.name)).toEqual([EXPERT]);
-        const result = await bridge.client.callTool({ name: EXPERT, arguments: { query: "mcp-remote over stdio" } });
+        expect((await first.client.listTools()).tools.map((tool) => tool.name)).toEqual([EXPERT]);
+        const result = await first.client.callTool({ name: EXPERT, arguments: { query: "mcp-remote over stdio" } });
         expect(textOf(result)).toContain("notes say: mcp-remote over stdio");
       } catch (error) {
-        throw new Error(`${String(error)}\nmcp-remote stderr:\n${bridge.stderr().slice(-3000)}`);
+        throw new Error(`${String(error)}\nmcp-remote stderr:\n${first.stderr().slice(-3000)}`);
       } finally {
         await context?.close();
-        await bridge.close();
+        await first.close();
       }
-    });
 
-    it("a second launch reuses the stored sign-in: no browser, and the expert answers", async () => {
-      const opened = (await browserOpens(home)).length;
-      expect(opened, "the first test signed in through the browser").toBe(1);
-      const bridge = await startMcpRemote(home, `${server.dev.baseUrl}/mcp`);
+      // A desktop client restarts its servers: the stored tokens serve, nobody is asked again.
+      const second = await startMcpRemote(home, url);
       try {
-        await bridge.connected;
-        const result = await bridge.client.callTool({ name: EXPERT, arguments: { query: "after a restart" } });
+        await second.connected;
+        const result = await second.client.callTool({ name: EXPERT, arguments: { query: "after a restart" } });
         expect(textOf(result)).toContain("notes say: after a restart");
-        expect(await browserOpens(home)).toHaveLength(opened);
+        expect(await home.browser.opened()).toHaveLength(1);
       } catch (error) {
-        throw new Error(`${String(error)}\nmcp-remote stderr:\n${bridge.stderr().slice(-3000)}`);
+        throw new Error(`${String(error)}\nmcp-remote stderr:\n${second.stderr().slice(-3000)}`);
       } finally {
-        await bridge.close();
+        await second.close();
       }
     });
   });
 
-  describe("MCP Inspector CLI with a bearer token", () => {
+  describe("MCP Inspector CLI", () => {
     it("lists and calls the expert over Streamable HTTP and legacy SSE with the token of a signed-in member", async () => {
       const session = await signInAs(server.dev.baseUrl, "bob", { clientName: "MCP Inspector" });
       const headers = bearer(session);
@@ -105,8 +107,42 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
       }
     });
 
-    it("without the token the Inspector gets nothing", async () => {
-      await expect(inspectorListToolNames(`${server.dev.baseUrl}/mcp`, { timeoutMs: 20_000 })).rejects.toThrow(/exited/);
+    it("without a token or a person at the keyboard it is refused: the server demands OAuth", async () => {
+      await expect(inspectorListToolNames(`${server.dev.baseUrl}/mcp`)).rejects.toThrow(/auth_required/);
+    });
+
+    it("signs in by itself through the browser (its own callback listener), lists the expert, and a second run calls it with the stored sign-in", async () => {
+      const home = await mkdtemp(join(tmpdir(), "slipsnisse-inspector-home-"));
+      const context = await loopbackOnlyContext(browser);
+      try {
+        const handoff = await makeBrowserHandoff(home);
+        const callback = new URL(`http://127.0.0.1:${await freePort()}/oauth/callback`);
+        // MCP_AUTO_OPEN_ENABLED: open the browser although stdin and stderr are pipes, not a TTY.
+        // The file secret store: there is no OS keychain here, and memory would not outlive the run.
+        const env = { HOME: home, MCP_AUTO_OPEN_ENABLED: "true", MCP_INSPECTOR_SECRET_STORE: "file", ...handoffBrowserEnv(handoff) };
+        const url = `${server.dev.baseUrl}/mcp`;
+        let exited = false;
+        const listing = inspectorListToolNames(url, { env, args: ["--callback-url", callback.toString()], timeoutMs: 60_000 }).finally(() => (exited = true));
+        listing.catch(() => {});
+
+        const authorizationUrl = await handoff.waitForOpen(0, () => (exited ? "the Inspector exited" : undefined)).catch(async (error: unknown) => {
+          throw new Error(`${String(error)}\n${String(await listing.catch((e: unknown) => e))}`);
+        });
+        expect(authorizationUrl.searchParams.get("redirect_uri")).toBe(callback.toString());
+        const page = await context.newPage();
+        await page.goto(authorizationUrl.toString());
+        await page.getByRole("button", { name: "Allow" }).click();
+        await page.waitForURL((at) => at.origin === callback.origin && at.pathname === callback.pathname, { timeout: 20_000 });
+        expect(await listing).toEqual([EXPERT]);
+
+        const result = await inspectorCallTool(url, EXPERT, { query: "inspector signed in" }, { env, args: ["--stored-auth-only"] });
+        expect(result.isError ?? false).toBe(false);
+        expect(result.content.map((part) => part.text ?? "").join("")).toContain("notes say: inspector signed in");
+        expect(await handoff.opened()).toHaveLength(1);
+      } finally {
+        await context.close();
+        await rm(home, { recursive: true, force: true });
+      }
     });
   });
 
