@@ -66,7 +66,7 @@ export class ChromiumOAuthProvider implements OAuthClientProvider {
   spoilAccessToken(): void {
     const current = this.savedTokens.at(-1);
     if (!current) throw new Error("no tokens to spoil: sign in first");
-    this.savedTokens[this.savedTokens.length - 1] = { ...current, access_token: `${current.access_token.split(":").slice(0, 2).join(":")}:expired` };
+    this.savedTokens[this.savedTokens.length - 1] = { ...current, access_token: `${current.access_token}-expired` };
   }
 
   saveCodeVerifier(codeVerifier: string): void {

@@ -7,10 +7,11 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { z } from "zod";
 import { type BrowserHandoff, handoffBrowserEnv, makeBrowserHandoff } from "./browser-handoff";
 import { freePort } from "./free-port";
 import { isLiveProcess } from "./process-group";
@@ -35,6 +36,31 @@ export async function makeMcpRemoteHome(): Promise<McpRemoteHome> {
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-mcp-remote-"));
   await mkdir(join(dir, "config"));
   return { dir, callbackPort: await freePort(), browser: await makeBrowserHandoff(dir), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+const storedTokensSchema = z.looseObject({ access_token: z.string(), refresh_token: z.string().optional() });
+
+/** mcp-remote's token file for the one server this home has signed in to (`<config>/mcp-remote-v1/<hash>_tokens.json`). */
+async function tokensFile(home: McpRemoteHome): Promise<string> {
+  const storeDir = join(home.dir, "config", "mcp-remote-v1");
+  const files = (await readdir(storeDir)).filter((name) => name.endsWith("_tokens.json"));
+  if (files.length !== 1 || !files[0]) throw new Error(`expected one token file in ${storeDir}, found: ${files.join(", ") || "none"}`);
+  return join(storeDir, files[0]);
+}
+
+/** The tokens mcp-remote stored for this home's server. */
+export async function storedTokens(home: McpRemoteHome): Promise<z.infer<typeof storedTokensSchema>> {
+  return storedTokensSchema.parse(JSON.parse(await readFile(await tokensFile(home), "utf8")));
+}
+
+/**
+ * Replaces the stored access token with one the server never issued (its expiry left as it
+ * was), so the next launch is answered 401 and must refresh, as after the server revoked it.
+ */
+export async function spoilStoredAccessToken(home: McpRemoteHome): Promise<void> {
+  const file = await tokensFile(home);
+  const tokens = storedTokensSchema.parse(JSON.parse(await readFile(file, "utf8")));
+  await writeFile(file, JSON.stringify({ ...tokens, access_token: `${tokens.access_token}-revoked` }));
 }
 
 export interface McpRemoteBridge {

@@ -13,7 +13,7 @@ import { chromiumSkipReason, launchChromium, loopbackOnlyContext } from "../harn
 import { ChromiumOAuthProvider } from "../harness/chromium-oauth-provider";
 import { freePort } from "../harness/free-port";
 import { inspectorCallTool, inspectorListToolNames } from "../harness/inspector-cli";
-import { makeMcpRemoteHome, startMcpRemote, type McpRemoteHome } from "../harness/mcp-remote-bridge";
+import { makeMcpRemoteHome, spoilStoredAccessToken, startMcpRemote, storedTokens, type McpRemoteHome } from "../harness/mcp-remote-bridge";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
 import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
@@ -50,7 +50,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
       await home?.remove();
     });
 
-    it("signs in through the browser (Allow), lists and calls the expert over stdio; a second launch reuses the stored sign-in", async () => {
+    it("signs in through the browser (Allow), lists and calls the expert over stdio; a relaunch reuses the stored sign-in, and refreshes it once the access token stops working", async () => {
       const url = `${server.dev.baseUrl}/mcp`;
       const first = await startMcpRemote(home, url);
       let context: BrowserContext | undefined;
@@ -85,12 +85,29 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
         await second.connected;
         const result = await second.client.callTool({ name: EXPERT, arguments: { query: "after a restart" } });
         expect(textOf(result)).toContain("notes say: after a restart");
-        expect(await home.browser.opened()).toHaveLength(1);
       } catch (error) {
         throw new Error(`${String(error)}\nmcp-remote stderr:\n${second.stderr().slice(-3000)}`);
       } finally {
         await second.close();
       }
+
+      // The access token stops working (revoked, expired): the 401 makes mcp-remote refresh by itself.
+      const signedIn = await storedTokens(home);
+      await spoilStoredAccessToken(home);
+      const third = await startMcpRemote(home, url);
+      try {
+        await third.connected;
+        const result = await third.client.callTool({ name: EXPERT, arguments: { query: "after a refresh" } });
+        expect(textOf(result)).toContain("notes say: after a refresh");
+        const refreshed = await storedTokens(home);
+        expect(refreshed.refresh_token).toBeTruthy();
+        expect(refreshed.refresh_token, "the refresh token rotates").not.toBe(signedIn.refresh_token);
+      } catch (error) {
+        throw new Error(`${String(error)}\nmcp-remote stderr:\n${third.stderr().slice(-3000)}`);
+      } finally {
+        await third.close();
+      }
+      expect(await home.browser.opened(), "one browser sign-in for all three launches").toHaveLength(1);
     });
   });
 
