@@ -13,7 +13,7 @@ import { chromiumSkipReason, launchChromium, loopbackOnlyContext } from "../harn
 import { ChromiumOAuthProvider } from "../harness/chromium-oauth-provider";
 import { freePort } from "../harness/free-port";
 import { inspectorCallTool, inspectorListToolNames } from "../harness/inspector-cli";
-import { makeMcpRemoteHome, spoilStoredAccessToken, startMcpRemote, storedTokens, type McpRemoteHome } from "../harness/mcp-remote-bridge";
+import { makeMcpRemoteHome, type McpRemoteBridge, type McpRemoteHome, spoilStoredAccessToken, startMcpRemote, storedTokens } from "../harness/mcp-remote-bridge";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
 import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
@@ -42,72 +42,81 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Third-party MCP clients throu
   });
 
   describe("mcp-remote (the stdio bridge of desktop clients)", () => {
-    let home: McpRemoteHome;
-    beforeAll(async () => {
-      home = await makeMcpRemoteHome();
-    });
-    afterAll(async () => {
-      await home?.remove();
-    });
-
-    it("signs in through the browser (Allow), lists and calls the expert over stdio; a relaunch reuses the stored sign-in, and refreshes it once the access token stops working", async () => {
-      const url = `${server.dev.baseUrl}/mcp`;
-      const first = await startMcpRemote(home, url);
-      let context: BrowserContext | undefined;
+    /** Runs `use` on a bridge, then ends it; a failure carries mcp-remote's stderr. */
+    async function withBridge<T>(bridge: McpRemoteBridge, use: (bridge: McpRemoteBridge) => Promise<T>): Promise<T> {
       try {
-        const authorizationUrl = await first.waitForBrowserOpen();
-        expect(authorizationUrl.origin).toBe(server.dev.baseUrl);
-        expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
-        const redirectUri = new URL(authorizationUrl.searchParams.get("redirect_uri") ?? "");
-        expect([redirectUri.protocol, redirectUri.port]).toEqual(["http:", String(home.callbackPort)]);
+        return await use(bridge);
+      } catch (error) {
+        throw new Error(`${String(error)}\nmcp-remote stderr:\n${bridge.stderr().slice(-3000)}`);
+      } finally {
+        await bridge.close();
+      }
+    }
 
-        context = await loopbackOnlyContext(browser);
+    /** The person's part of mcp-remote's sign-in: the URL it handed to the browser, opened in Chromium, Allow. */
+    async function allowInBrowser(bridge: McpRemoteBridge, home: McpRemoteHome): Promise<void> {
+      const authorizationUrl = await bridge.waitForBrowserOpen();
+      expect(authorizationUrl.origin).toBe(server.dev.baseUrl);
+      expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
+      const redirectUri = new URL(authorizationUrl.searchParams.get("redirect_uri") ?? "");
+      expect([redirectUri.protocol, redirectUri.port]).toEqual(["http:", String(home.callbackPort)]);
+      const context = await loopbackOnlyContext(browser);
+      try {
         const page = await context.newPage();
         await page.goto(authorizationUrl.toString());
         await page.getByRole("button", { name: "Allow" }).click();
         // The browser ends at mcp-remote's own callback listener, which exchanges the code itself.
         await page.waitForURL((at) => at.origin === redirectUri.origin && at.pathname === redirectUri.pathname, { timeout: 20_000 });
-        await first.connected;
-
-        expect((await first.client.listTools()).tools.map((tool) => tool.name)).toEqual([EXPERT]);
-        const result = await first.client.callTool({ name: EXPERT, arguments: { query: "mcp-remote over stdio" } });
-        expect(textOf(result)).toContain("notes say: mcp-remote over stdio");
-      } catch (error) {
-        throw new Error(`${String(error)}\nmcp-remote stderr:\n${first.stderr().slice(-3000)}`);
       } finally {
-        await context?.close();
-        await first.close();
+        await context.close();
       }
+    }
 
-      // A desktop client restarts its servers: the stored tokens serve, nobody is asked again.
-      const second = await startMcpRemote(home, url);
+    it("signs in through the browser (Allow), lists and calls the expert over stdio; a relaunch reuses the stored sign-in, and refreshes it once the access token stops working", async () => {
+      const home = await makeMcpRemoteHome();
       try {
-        await second.connected;
-        const result = await second.client.callTool({ name: EXPERT, arguments: { query: "after a restart" } });
-        expect(textOf(result)).toContain("notes say: after a restart");
-      } catch (error) {
-        throw new Error(`${String(error)}\nmcp-remote stderr:\n${second.stderr().slice(-3000)}`);
-      } finally {
-        await second.close();
-      }
+        const url = `${server.dev.baseUrl}/mcp`;
+        await withBridge(await startMcpRemote(home, url), async (bridge) => {
+          await allowInBrowser(bridge, home);
+          await bridge.connected;
+          expect((await bridge.client.listTools()).tools.map((tool) => tool.name)).toEqual([EXPERT]);
+          expect(textOf(await bridge.client.callTool({ name: EXPERT, arguments: { query: "mcp-remote over stdio" } }))).toContain("notes say: mcp-remote over stdio");
+        });
 
-      // The access token stops working (revoked, expired): the 401 makes mcp-remote refresh by itself.
-      const signedIn = await storedTokens(home);
-      await spoilStoredAccessToken(home);
-      const third = await startMcpRemote(home, url);
-      try {
-        await third.connected;
-        const result = await third.client.callTool({ name: EXPERT, arguments: { query: "after a refresh" } });
-        expect(textOf(result)).toContain("notes say: after a refresh");
+        // A desktop client restarts its servers: the stored tokens serve, nobody is asked again.
+        await withBridge(await startMcpRemote(home, url), async (bridge) => {
+          await bridge.connected;
+          expect(textOf(await bridge.client.callTool({ name: EXPERT, arguments: { query: "after a restart" } }))).toContain("notes say: after a restart");
+        });
+
+        // The access token stops working (revoked, expired): the 401 makes mcp-remote refresh by itself.
+        const signedIn = await storedTokens(home);
+        await spoilStoredAccessToken(home);
+        await withBridge(await startMcpRemote(home, url), async (bridge) => {
+          await bridge.connected;
+          expect(textOf(await bridge.client.callTool({ name: EXPERT, arguments: { query: "after a refresh" } }))).toContain("notes say: after a refresh");
+        });
         const refreshed = await storedTokens(home);
         expect(refreshed.refresh_token).toBeTruthy();
         expect(refreshed.refresh_token, "the refresh token rotates").not.toBe(signedIn.refresh_token);
-      } catch (error) {
-        throw new Error(`${String(error)}\nmcp-remote stderr:\n${third.stderr().slice(-3000)}`);
+        expect(await home.browser.opened(), "one browser sign-in for all three launches").toHaveLength(1);
       } finally {
-        await third.close();
+        await home.remove();
       }
-      expect(await home.browser.opened(), "one browser sign-in for all three launches").toHaveLength(1);
+    });
+
+    it("over legacy SSE (`--transport sse-only` to /sse): signs in through the browser, lists and calls the expert", async () => {
+      const home = await makeMcpRemoteHome();
+      try {
+        await withBridge(await startMcpRemote(home, `${server.dev.baseUrl}/sse`, { args: ["--transport", "sse-only"] }), async (bridge) => {
+          await allowInBrowser(bridge, home);
+          await bridge.connected;
+          expect((await bridge.client.listTools()).tools.map((tool) => tool.name)).toEqual([EXPERT]);
+          expect(textOf(await bridge.client.callTool({ name: EXPERT, arguments: { query: "mcp-remote over sse" } }))).toContain("notes say: mcp-remote over sse");
+        });
+      } finally {
+        await home.remove();
+      }
     });
   });
 
