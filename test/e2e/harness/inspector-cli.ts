@@ -14,17 +14,20 @@ export interface InspectorCliOptions {
   timeoutMs?: number;
   /** `--header "Name: value"` pairs. */
   headers?: Record<string, string>;
+  /** Extra environment, over the defaults below (e.g. a HOME shared by two runs, BROWSER). */
+  env?: Record<string, string>;
 }
 
 /**
  * Runs the MCP Inspector CLI (`inspector --cli <args>`) to completion and returns its stdout
- * parsed as JSON. MCP_CATALOG_PATH points at a throwaway file so nothing is written to ~.
+ * parsed as JSON. HOME (the Inspector's storage: OAuth clients and tokens) and MCP_CATALOG_PATH
+ * point into a throwaway directory so nothing is written to the real home.
  */
 export async function runInspectorCli(args: readonly string[], options: InspectorCliOptions = {}): Promise<unknown> {
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-inspector-"));
   const headerArgs = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ["--header", `${name}: ${value}`]);
   const child = spawn(process.execPath, [inspectorBin, "--cli", ...args, ...headerArgs], {
-    env: { ...process.env, MCP_CATALOG_PATH: join(dir, "mcp.json"), NO_COLOR: "1" },
+    env: { ...process.env, HOME: dir, MCP_CATALOG_PATH: join(dir, "mcp.json"), NO_COLOR: "1", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -56,12 +59,40 @@ export async function runInspectorCli(args: readonly string[], options: Inspecto
   }
 }
 
+/** For the method wrappers: which of the Inspector's remote transports to speak (default `http`). */
+export interface InspectorMethodOptions extends InspectorCliOptions {
+  transport?: "http" | "sse";
+  /** More Inspector flags, e.g. `["--callback-url", …]` or `["--stored-auth-only"]`. */
+  args?: readonly string[];
+}
+
 const toolsListSchema = z.looseObject({ tools: z.array(z.looseObject({ name: z.string() })) });
 
-/** `inspector --cli <url> --transport http --method tools/list`, the tool names it saw. */
-export async function inspectorListToolNames(url: string, options: InspectorCliOptions = {}): Promise<string[]> {
-  const listed = await runInspectorCli([url, "--transport", "http", "--method", "tools/list"], options);
+/** `inspector --cli <url> --transport http|sse --method tools/list`, the tool names it saw. */
+export async function inspectorListToolNames(url: string, options: InspectorMethodOptions = {}): Promise<string[]> {
+  const listed = await runInspectorCli([url, "--transport", options.transport ?? "http", "--method", "tools/list", ...(options.args ?? [])], options);
   const parsed = toolsListSchema.safeParse(listed);
   if (!parsed.success) throw new Error(`inspector tools/list gave no tools array: ${JSON.stringify(listed).slice(0, 500)}`);
   return parsed.data.tools.map((tool) => tool.name);
+}
+
+const toolCallSchema = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+  isError: z.boolean().optional(),
+});
+
+/** `inspector --cli <url> --method tools/call --tool-name <name> --tool-args-json <args>`, the result it printed. */
+export async function inspectorCallTool(
+  url: string,
+  name: string,
+  args: Record<string, unknown>,
+  options: InspectorMethodOptions = {},
+): Promise<z.infer<typeof toolCallSchema>> {
+  const called = await runInspectorCli(
+    [url, "--transport", options.transport ?? "http", "--method", "tools/call", "--tool-name", name, "--tool-args-json", JSON.stringify(args), ...(options.args ?? [])],
+    options,
+  );
+  const parsed = toolCallSchema.safeParse(called);
+  if (!parsed.success) throw new Error(`inspector tools/call gave no tool result: ${JSON.stringify(called).slice(0, 500)}`);
+  return parsed.data;
 }
