@@ -15,7 +15,7 @@ import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
 
 /**
- * One user's session with one skill (named tenant:skill:user, see session-name.ts): warm
+ * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
  * downstream clients, runs and threads. Runs are recorded here rather than in the Worker
  * because the Worker invocation is cancelled when the client disconnects; the Durable Object
  * carries on and the record is still written.

@@ -1,5 +1,5 @@
 import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
-import { onSkillChanged } from "../admin/skill-change-events";
+import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { SlipsnisseError } from "../errors";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getSkill } from "../../catalog/catalog-store";
-import { sessionStub } from "../../mcp/session-name";
+import { sessionStub } from "../../experts/session/session-name";
 import { skillParam, type AdminContext, type AdminEnv } from "../admin-context";
 import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "../admin-errors";
 
