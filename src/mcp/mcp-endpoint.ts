@@ -2,9 +2,9 @@ import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "a
 import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
-import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
 import { buildExpertServer } from "./expert-mcp-server";
+import { UnissuedRequestPropsError } from "./mcp-errors";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -57,14 +57,6 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
     handlers.set(path, handler);
   }
   return handler;
-}
-
-export class UnissuedRequestPropsError extends SlipsnisseError {
-  readonly kind = "unissued_request_props";
-  readonly fix = "Route MCP requests through serveMcp, which attaches the validated user and skill.";
-  constructor() {
-    super("An MCP server was requested without the props serveMcp issues; none was built.");
-  }
 }
 
 export function skillFromPath(pathname: string): string | null {
