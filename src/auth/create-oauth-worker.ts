@@ -11,7 +11,7 @@ import { refreshMembershipCheck } from "./refresh-membership-check";
 import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 
-/** Everything under these prefixes needs a valid access token (DESIGN: the MCP surface and admin API). */
+/** Everything under these prefixes needs a valid access token: the MCP surface and the admin API (docs/architecture.md#request-path). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
 
 export interface PlainHandler {

@@ -13,7 +13,7 @@ import { UnissuedRequestPropsError } from "./mcp-errors";
  */
 export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
-/** Progress and SSE comment frames this often let workerd notice a vanished client (STACK.md). */
+/** Progress and SSE comment frames this often let workerd notice a vanished client (docs/platform-notes.md#cancellation-and-disconnects). */
 const KEEP_ALIVE_MS = 1_000;
 
 interface RequestProps {

@@ -126,6 +126,12 @@ describe("import direction (layers import downward only)", () => {
     expect(found, "move the module down to the layer of its callers' dependencies, or pass the dependency in").toEqual([]);
   });
 
+  it("docs/architecture.md#layers lists the same layers", () => {
+    const doc = readFileSync(join(repo, "docs", "architecture.md"), "utf8");
+    const block = /^## Layers\n[\s\S]*?^```\n([\s\S]*?)^```$/m.exec(doc)?.[1] ?? "";
+    expect(block.trim().split("\n").map((line) => line.split(", "))).toEqual(LAYERS);
+  });
+
   it("places every folder and top-level file of src/ in exactly one layer", () => {
     const places = readdirSync(src).filter((name) => statSync(join(src, name)).isDirectory() || SOURCE.test(name));
     const listed = LAYERS.flat();
