@@ -10,7 +10,7 @@ import { runRoutes } from "./routes/run-routes";
 import { serverRoutes } from "./routes/server-routes";
 import { skillRoutes } from "./routes/skill-routes";
 import { statusRoutes } from "./routes/status-routes";
-import { toolChangeRoutes } from "./tool-change-routes";
+import { toolChangeRoutes } from "./routes/tool-change-routes";
 import { versionRoutes } from "./routes/version-routes";
 
 /**

@@ -3,7 +3,6 @@ import { saveSkillConfig, type SkillChange } from "../catalog/catalog-service";
 import { getSkill, type StoredSkill } from "../catalog/catalog-store";
 import { changeMeta, type AdminContext } from "./admin-context";
 import { SkillNotFoundError, VersionMismatchError } from "./admin-errors";
-import { announceSkillChanged } from "./skill-change-events";
 
 /** The live skill from D1 (the source of truth, never the KV copy, which may lag). */
 export async function liveSkill(c: AdminContext, skill: string): Promise<StoredSkill> {
@@ -19,9 +18,7 @@ export async function liveSkill(c: AdminContext, skill: string): Promise<StoredS
  */
 export async function saveSkill(c: AdminContext, skill: string, config: SkillConfig, live: StoredSkill | null): Promise<SkillChange> {
   assertIfMatch(c, skill, live?.version ?? null);
-  const change = await saveSkillConfig(c.env, skill, config, changeMeta(c));
-  if (change.changed) announceSkillChanged(skill);
-  return change;
+  return saveSkillConfig(c.env, skill, config, changeMeta(c));
 }
 
 /** `If-Match: <version>` (0 for a skill that does not exist yet) must name the live version. */

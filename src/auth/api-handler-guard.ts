@@ -7,7 +7,8 @@ export interface AuthenticatedApiHandler {
 }
 
 /**
- * Wraps the API handler so the inbound token goes no further (DESIGN rule 3): the
+ * Wraps the API handler so the inbound token goes no further
+ * (docs/architecture.md#no-token-passthrough): the
  * `Authorization` header is removed from the request, and the handler gets a fresh context
  * whose `props` are exactly the validated UserProps, without the provider's `ctx.auth`, which
  * carries the raw token. Props that do not parse (a grant from an older schema) are refused

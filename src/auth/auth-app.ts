@@ -28,7 +28,7 @@ const upstreamDataSchema = z.object({ verifier: z.string().min(43), nonce: z.str
 
 /**
  * The interactive half of OAuth: consent, then the upstream sign-in, then membership, then the
- * grant. Order matters (upstream-sign-in.md): `state` exists only after consent, and no grant
+ * grant. Order matters (docs/architecture.md#sign-in): `state` exists only after consent, and no grant
  * is written before membership is decided.
  */
 export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> {

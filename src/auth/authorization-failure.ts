@@ -4,7 +4,8 @@ import { messagePage } from "./auth-pages";
 import { SlipsnisseError } from "../errors";
 
 /**
- * Maps a failure in the sign-in flow to what the browser should get (consent-page.md's table):
+ * Maps a failure in the sign-in flow to what the browser should get (the table in
+ * docs/architecture.md#sign-in):
  * a redirect back to the client only when the library validated its redirect URI, otherwise a
  * local page. Anything unexpected is rethrown and surfaces as a 500.
  */

@@ -4,13 +4,14 @@ import { createAuthApp, authPaths, grantedScopes } from "./auth-app";
 import { AuthConfigError } from "./auth-errors";
 import { type AuthenticatedApiHandler, guardApiHandler } from "./api-handler-guard";
 import { assertDevAllowed } from "./identity/dev-identity-provider";
-import { selectIdentityProvider, type UpstreamFetch } from "./identity/select-identity-provider";
+import type { UpstreamFetch } from "./identity/identity-provider";
+import { selectIdentityProvider } from "./identity/select-identity-provider";
 import { canonicalResourceRequest } from "./resource-indicator";
 import { refreshMembershipCheck } from "./refresh-membership-check";
 import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 
-/** Everything under these prefixes needs a valid access token (DESIGN: the MCP surface and admin API). */
+/** Everything under these prefixes needs a valid access token: the MCP surface and the admin API (docs/architecture.md#request-path). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
 
 export interface PlainHandler {

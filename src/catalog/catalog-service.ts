@@ -3,10 +3,13 @@ import type { CatalogProblem } from "./catalog-problems";
 import { deleteSkill, getSkill, listSkills, restoreVersion, saveSkill, saveSkills, type ChangeMeta } from "./catalog-store";
 import { forgetSkill, publishSkill, type CatalogBindings } from "./compiled-skill-cache";
 import { parseCatalog } from "./parse-catalog";
+import { announceSkillChanged } from "./skill-change-events";
 
 /**
  * Catalog changes for the admin API and the demo loader: D1 first (the source of truth), then
- * the changed skill's KV entry, and nothing else.
+ * the changed skill's KV entry, then an announcement of each changed skill (the MCP surface
+ * turns it into `notifications/tools/list_changed`). Every write announces here, so no caller
+ * can forget to.
  */
 
 export interface SkillChange {
@@ -28,18 +31,21 @@ export async function saveSkillConfig(env: CatalogBindings, skill: string, confi
   }
   const version = await saveSkill(env.DB, skill, config, meta);
   await republish(env, skill);
+  announceSkillChanged(skill);
   return { skill, version, changed: true };
 }
 
 export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string): Promise<number> {
   const restored = await restoreVersion(env.DB, skill, version, author);
   await republish(env, skill);
+  announceSkillChanged(skill);
   return restored;
 }
 
 export async function removeSkill(env: CatalogBindings, skill: string): Promise<boolean> {
   const existed = await deleteSkill(env.DB, skill);
   await forgetSkill(env, skill);
+  if (existed) announceSkillChanged(skill);
   return existed;
 }
 
@@ -68,6 +74,8 @@ export async function replaceCatalog(env: CatalogBindings, input: unknown, autho
     versions.push({ skill, version: version ?? unchanged?.version ?? 0, changed: version !== undefined });
   }
   for (const skill of removed) await forgetSkill(env, skill);
+  for (const change of versions) if (change.changed) announceSkillChanged(change.skill);
+  for (const skill of removed) announceSkillChanged(skill);
   return { ok: true, versions, removed };
 }
 

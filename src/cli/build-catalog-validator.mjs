@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Bundles src/cli/catalog-validator-entry.ts (parseCatalog + formatProblems, with zod) into
 // bin/catalog-validator.mjs, so `slipsnisse validate` gives the admin API's messages offline
-// under plain Node >= 20 with no build step. esbuild comes with wrangler.
-//   npx node src/cli/build-catalog-validator.mjs          writes the bundle
+// under plain Node >= 20. esbuild comes with wrangler. The bundle is not committed: `npm ci`
+// builds it through the `prepare` script (docs/generated-files.md).
+//   npm run prepare                                        writes the bundle
 //   (imported by test/unit/cli) buildCatalogValidator()    returns the text, to compare
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

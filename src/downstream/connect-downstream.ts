@@ -41,7 +41,7 @@ export async function connectDownstream(
   const redact = (text: string) => redactSecrets(text, secretValues);
   try {
     // Only the configured headers go downstream: the inbound request's Authorization never
-    // reaches this layer (DESIGN rule 3).
+    // reaches this layer (docs/architecture.md#no-token-passthrough).
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
     secretValues = resolved.secretValues;
     const fetch = downstreamFetch(serverId, config, env);

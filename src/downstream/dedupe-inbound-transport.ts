@@ -5,7 +5,8 @@ const REMEMBERED_IDS = 1_024;
 
 /**
  * Wraps a transport and drops repeated inbound messages. Inside workerd the SDK's
- * SSEClientTransport delivers every inbound message twice (measured; see STACK.md), and a
+ * SSEClientTransport delivers every inbound message twice (measured:
+ * docs/platform-notes.md#mcp-clients-inside-workerd), and a
  * second response for the same JSON-RPC id is at best an error and at worst a second progress
  * callback or a duplicated server request. Responses and server requests are deduplicated by
  * id; a notification identical to the one just before it is dropped too.

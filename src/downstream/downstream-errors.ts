@@ -107,3 +107,19 @@ export class DownstreamProtocolError extends SlipsnisseError {
     this.fix = `Check the tool name and arguments against "${serverId}"'s tool list.`;
   }
 }
+
+/** A downstream URL the Worker refuses to call. */
+export class UnsafeDownstreamUrlError extends SlipsnisseError {
+  readonly kind = "unsafe-downstream-url";
+  readonly fix: string;
+  constructor(
+    readonly serverId: string,
+    /** Origin only: a URL with credentials in it must not be echoed whole. */
+    readonly origin: string,
+    readonly reason: string,
+  ) {
+    super(`Downstream server "${serverId}" has an unsafe URL (${origin}): ${reason}.`);
+    this.fix =
+      "Use a public https:// URL without user:password; put credentials in headers with ${SECRET} references. Loopback URLs work only in local development (ENVIRONMENT=local).";
+  }
+}

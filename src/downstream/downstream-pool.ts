@@ -28,8 +28,8 @@ export interface DownstreamPoolOptions {
 
 /**
  * The ToolSource of one skill inside an ExpertSession: one warm MCP client per downstream
- * server, connected on first use. A server that fails affects only its own calls (DESIGN rule
- * 5); the others keep working. Not safe to share across skills: caches are keyed by skill.
+ * server, connected on first use. A server that fails affects only its own calls
+ * (docs/architecture.md#dead-servers); the others keep working. Not safe to share across skills: caches are keyed by skill.
  */
 export class DownstreamPool implements ToolSource {
   private readonly entries = new Map<string, PoolEntry>();

@@ -1,7 +1,8 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import { isLocalDevelopment } from "../env";
 import { resolveOverHttps, type HostResolver } from "./host-resolver";
-import { UnsafeDownstreamUrlError, assertSafeDownstreamUrl, hostProblem } from "./url-guard";
+import { UnsafeDownstreamUrlError } from "./downstream-errors";
+import { assertSafeDownstreamUrl, hostProblem } from "./url-guard";
 
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

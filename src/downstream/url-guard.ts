@@ -1,25 +1,9 @@
 import { isLocalDevelopment } from "../env";
-import { SlipsnisseError } from "../errors";
+import { UnsafeDownstreamUrlError } from "./downstream-errors";
 import { ipv4Problem, ipv6Problem, parseIpv4, parseIpv6 } from "./ip-address-ranges";
 
 /** Names that reach a cloud provider's instance metadata service. */
 const METADATA_HOSTS = new Set(["metadata", "metadata.google.internal", "metadata.goog", "instance-data", "instance-data.ec2.internal"]);
-
-/** A downstream URL the Worker refuses to call. */
-export class UnsafeDownstreamUrlError extends SlipsnisseError {
-  readonly kind = "unsafe-downstream-url";
-  readonly fix: string;
-  constructor(
-    readonly serverId: string,
-    /** Origin only: a URL with credentials in it must not be echoed whole. */
-    readonly origin: string,
-    readonly reason: string,
-  ) {
-    super(`Downstream server "${serverId}" has an unsafe URL (${origin}): ${reason}.`);
-    this.fix =
-      "Use a public https:// URL without user:password; put credentials in headers with ${SECRET} references. Loopback URLs work only in local development (ENVIRONMENT=local).";
-  }
-}
 
 function isLoopbackName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost");

@@ -3,19 +3,19 @@ import { loadSkill } from "../catalog/compiled-skill-cache";
 import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import type { ConnectionState } from "../downstream/downstream-types";
-import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
+import { UnknownExpertError } from "./runner-errors";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
 
 /**
- * One user's session with one skill (named tenant:skill:user, see session-name.ts): warm
+ * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
  * downstream clients, runs and threads. Runs are recorded here rather than in the Worker
  * because the Worker invocation is cancelled when the client disconnects; the Durable Object
  * carries on and the record is still written.
@@ -129,14 +129,6 @@ export class ExpertSession extends DurableObject<Env> {
       this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers }) };
     }
     return this.pool.pool;
-  }
-}
-
-export class UnknownExpertError extends SlipsnisseError {
-  readonly kind = "unknown_expert";
-  readonly fix = "List the tools again: the catalog may have changed since the client last did.";
-  constructor(readonly skill: string, readonly expert: string) {
-    super(`Skill "${skill}" has no expert named "${expert}".`);
   }
 }
 

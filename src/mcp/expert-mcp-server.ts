@@ -7,7 +7,7 @@ import type { StepProgress } from "../experts/expert-types";
 import { log } from "../observability/logger";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
-import { sessionStub } from "./session-name";
+import { sessionStub } from "../experts/session/session-name";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 

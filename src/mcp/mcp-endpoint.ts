@@ -1,10 +1,10 @@
 import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
-import { onSkillChanged } from "../admin/skill-change-events";
+import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
-import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
 import { buildExpertServer } from "./expert-mcp-server";
+import { UnissuedRequestPropsError } from "./mcp-errors";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -13,7 +13,7 @@ import { buildExpertServer } from "./expert-mcp-server";
  */
 export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
-/** Progress and SSE comment frames this often let workerd notice a vanished client (STACK.md). */
+/** Progress and SSE comment frames this often let workerd notice a vanished client (docs/platform-notes.md#cancellation-and-disconnects). */
 const KEEP_ALIVE_MS = 1_000;
 
 interface RequestProps {
@@ -57,14 +57,6 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
     handlers.set(path, handler);
   }
   return handler;
-}
-
-export class UnissuedRequestPropsError extends SlipsnisseError {
-  readonly kind = "unissued_request_props";
-  readonly fix = "Route MCP requests through serveMcp, which attaches the validated user and skill.";
-  constructor() {
-    super("An MCP server was requested without the props serveMcp issues; none was built.");
-  }
 }
 
 export function skillFromPath(pathname: string): string | null {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { onSkillChanged } from "../../src/admin/skill-change-events";
+import { onSkillChanged } from "../../src/catalog/skill-change-events";
 import { uniqueSkill } from "../catalog/catalog-test-data";
 import { admin } from "./admin-test-client";
 
@@ -21,6 +21,24 @@ describe("skill change announcements (what the MCP surface turns into tools/list
     await admin("POST", `/skills/${skill}/versions/1/restore`);
     await admin("DELETE", `/skills/${skill}`);
     expect(heard).toEqual([skill, skill, skill, skill]);
+  });
+
+  it("announces every server and expert entry write", async () => {
+    const skill = uniqueSkill("entries");
+    await admin("PUT", `/skills/${skill}`, {});
+    heard.length = 0;
+    const statuses: number[] = [];
+    for (const [method, path, body] of [
+      ["POST", `/skills/${skill}/servers`, { id: "docs", url: "https://docs.example.com/mcp" }],
+      ["PUT", `/skills/${skill}/servers/docs`, { url: "https://docs2.example.com/mcp" }],
+      ["POST", `/skills/${skill}/experts`, expert("1")],
+      ["DELETE", `/skills/${skill}/experts/ask`, undefined],
+      ["DELETE", `/skills/${skill}/servers/docs`, undefined],
+    ] as const) {
+      statuses.push((await admin(method, path, body)).status);
+    }
+    expect(statuses).toEqual([201, 200, 201, 200, 200]);
+    expect(heard).toEqual([skill, skill, skill, skill, skill]);
   });
 
   it("announces only the skills a catalog replacement changed or removed", async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
 import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
-import { sessionStub } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { compiledSkillKey, KV_PREFIXES } from "../../src/storage-keys";
 import { uniqueSkill } from "../catalog/catalog-test-data";
 import { scriptedModel } from "../experts/scripted-model";

@@ -44,7 +44,7 @@ export function renderMarkdown(run: BenchRun): string {
     ...(notes.length > 0 ? ["## Where the time goes", "", ...notes, ""] : []),
     ...(failures.length > 0 ? ["## Not measured", "", ...failures, ""] : []),
     "Latency figures are medians (p50) and p99 over interleaved A/B samples after warm-up, measured from outside by a real MCP client ",
-    "(SDK v2, 2025 handshake) on loopback. Compare them with the platform floor in STACK.md: `wrangler dev` alone adds several ",
+    "(SDK v2, 2025 handshake) on loopback. Compare them with the platform floor in docs/platform-notes.md: `wrangler dev` alone adds several ",
     "milliseconds of proxy and workerd entry before any of our code runs. Machine-readable figures: `RESULTS.json`.",
     "",
   ].join("\n");

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { guardedFetch } from "../../src/downstream/guarded-fetch";
 import type { HostResolver } from "../../src/downstream/host-resolver";
-import { UnsafeDownstreamUrlError } from "../../src/downstream/url-guard";
+import { UnsafeDownstreamUrlError } from "../../src/downstream/downstream-errors";
 
 const production = { ...env, ENVIRONMENT: "production" } as Env;
 const publicHost: HostResolver = async () => ["104.16.0.1", "2606:4700::1"];

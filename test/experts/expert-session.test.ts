@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
 import type { ExpertCallRequest } from "../../src/experts/expert-call";
-import { sessionStub } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import type { MockLanguageModelV4 } from "ai/test";
 import { expertOf } from "../resilience/session-helpers";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-result";
-import { sessionStub } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/experts/session/session-name";
 import type { MockLanguageModelV4 } from "ai/test";
 import { askDocsCatalog, textOf } from "./expert-test-setup";
 import { useCatalogWithScriptedModels } from "../experts/scripted-model";

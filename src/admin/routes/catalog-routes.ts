@@ -5,7 +5,6 @@ import type { SkillConfig } from "../../catalog/catalog-schema";
 import { parseCatalog } from "../../catalog/parse-catalog";
 import { changeMeta, readJsonBody, type AdminEnv } from "../admin-context";
 import { InvalidBodyError } from "../admin-errors";
-import { announceSkillChanged } from "../skill-change-events";
 
 /** The whole catalog: read it, replace it, or check a document without saving it. */
 export function catalogRoutes(): Hono<AdminEnv> {
@@ -25,8 +24,6 @@ export function catalogRoutes(): Hono<AdminEnv> {
     const { author, note } = changeMeta(c);
     const result = await replaceCatalog(c.env, body, author, note);
     if (!result.ok) throw new InvalidBodyError(result.problems);
-    for (const change of result.versions) if (change.changed) announceSkillChanged(change.skill);
-    for (const skill of result.removed) announceSkillChanged(skill);
     return c.json({ skills: result.versions, removed: result.removed });
   });
 

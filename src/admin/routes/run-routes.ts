@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getSkill } from "../../catalog/catalog-store";
-import { sessionStub } from "../../mcp/session-name";
+import { sessionStub } from "../../experts/session/session-name";
 import { skillParam, type AdminContext, type AdminEnv } from "../admin-context";
-import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "../admin-errors";
+import { InvalidParameterError, RunNotFoundError, SkillNotFoundError } from "../admin-errors";
 
 const userSchema = z.string().trim().min(1).max(200);
 const limitSchema = z.coerce.number().int().min(1).max(200).default(20);
@@ -45,19 +45,4 @@ async function sessionParams(c: AdminContext): Promise<{ skill: string; user: st
   // Reading a session of a skill that does not exist would create an empty Durable Object for a typo.
   if (!(await getSkill(c.env.DB, skill))) throw new SkillNotFoundError(skill);
   return { skill, user: user.data };
-}
-
-
-export class RunNotFoundError extends AdminApiError {
-  readonly kind = "run-not-found";
-  readonly status = 404;
-  readonly fix: string;
-  constructor(
-    readonly skill: string,
-    readonly user: string,
-    readonly runId: string,
-  ) {
-    super(`User "${user}" has no run ${runId} in skill "${skill}".`);
-    this.fix = `List the user's runs with GET /admin/api/skills/${skill}/runs?user=${encodeURIComponent(user)}.`;
-  }
 }

@@ -3,7 +3,6 @@ import { removeSkill } from "../../catalog/catalog-service";
 import { getSkill } from "../../catalog/catalog-store";
 import { readJsonBody, skillParam, type AdminEnv } from "../admin-context";
 import { SkillNotFoundError } from "../admin-errors";
-import { announceSkillChanged } from "../skill-change-events";
 import { validateSkillDocument } from "../skill-document";
 import { liveSkill, saveSkill } from "../skill-writes";
 
@@ -27,7 +26,6 @@ export function skillRoutes(): Hono<AdminEnv> {
   routes.delete("/skills/:skill", async (c) => {
     const skill = skillParam(c);
     if (!(await removeSkill(c.env, skill))) throw new SkillNotFoundError(skill);
-    announceSkillChanged(skill);
     return c.json({ skill, deleted: true });
   });
 

@@ -5,7 +5,6 @@ import { SkillVersionNotFoundError } from "../../catalog/catalog-errors";
 import { changeMeta, skillParam, versionParam, type AdminEnv } from "../admin-context";
 import { SkillNotFoundError } from "../admin-errors";
 import { assertIfMatch } from "../skill-writes";
-import { announceSkillChanged } from "../skill-change-events";
 
 /** A skill's history: every accepted change is a version; restoring one adds a new version. */
 export function versionRoutes(): Hono<AdminEnv> {
@@ -31,7 +30,6 @@ export function versionRoutes(): Hono<AdminEnv> {
     const version = versionParam(c);
     if (c.req.header("if-match") !== undefined) assertIfMatch(c, skill, (await getSkill(c.env.DB, skill))?.version ?? null);
     const restored = await restoreSkillVersion(c.env, skill, version, changeMeta(c).author);
-    announceSkillChanged(skill);
     return c.json({ skill, version: restored, restoredFrom: version, changed: true });
   });
 

@@ -2,8 +2,7 @@ import { z } from "zod";
 import type { AuthConfig } from "../auth-config";
 import { UpstreamSignInError } from "../auth-errors";
 import { verifyJwt } from "../jwt/verify-jwt";
-import type { IdentityProvider } from "./identity-provider";
-import type { UpstreamFetch } from "./select-identity-provider";
+import type { IdentityProvider, UpstreamFetch } from "./identity-provider";
 
 type AccessConfig = Extract<AuthConfig["idp"], { IDP: "cloudflare-access" }>;
 

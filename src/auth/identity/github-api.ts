@@ -1,7 +1,7 @@
 import { OAuthError } from "@cloudflare/workers-oauth-provider";
 import { z } from "zod";
 import { UpstreamSignInError } from "../auth-errors";
-import type { UpstreamFetch } from "./select-identity-provider";
+import type { UpstreamFetch } from "./identity-provider";
 
 const provider = "GitHub";
 const userSchema = z.object({ id: z.number(), login: z.string() });

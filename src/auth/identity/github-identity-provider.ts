@@ -3,8 +3,7 @@ import type { AuthConfig } from "../auth-config";
 import { UpstreamSignInError } from "../auth-errors";
 import { s256Challenge } from "../pkce";
 import { githubApi } from "./github-api";
-import type { IdentityProvider } from "./identity-provider";
-import type { UpstreamFetch } from "./select-identity-provider";
+import type { IdentityProvider, UpstreamFetch } from "./identity-provider";
 
 type GithubConfig = Extract<AuthConfig["idp"], { IDP: "github" }>;
 

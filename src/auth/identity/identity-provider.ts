@@ -1,5 +1,8 @@
 import type { UpstreamIdentity } from "./upstream-identity";
 
+/** Outbound fetch for upstream providers; tests hand in a fake issuer. */
+export type UpstreamFetch = typeof fetch;
+
 /** Kept server-side by `beginUpstream()` (encrypted in KV) and returned at the callback. */
 export interface UpstreamData {
   /** PKCE verifier for the upstream provider; its S256 challenge goes in the redirect. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { UpstreamSignInError } from "../auth-errors";
-import type { UpstreamFetch } from "./select-identity-provider";
+import type { UpstreamFetch } from "./identity-provider";
 
 const discoverySchema = z.object({
   issuer: z.string(),

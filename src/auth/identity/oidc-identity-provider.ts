@@ -3,9 +3,8 @@ import type { AuthConfig } from "../auth-config";
 import { UpstreamSignInError } from "../auth-errors";
 import { verifyJwt } from "../jwt/verify-jwt";
 import { s256Challenge } from "../pkce";
-import type { IdentityProvider } from "./identity-provider";
+import type { IdentityProvider, UpstreamFetch } from "./identity-provider";
 import { discoverOidc } from "./oidc-discovery";
-import type { UpstreamFetch } from "./select-identity-provider";
 
 type OidcConfig = Extract<AuthConfig["idp"], { IDP: "oidc" }>;
 

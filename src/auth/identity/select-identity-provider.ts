@@ -2,11 +2,8 @@ import type { AuthConfig } from "../auth-config";
 import { cloudflareAccessIdentityProvider } from "./cloudflare-access-identity-provider";
 import { devIdentityProvider } from "./dev-identity-provider";
 import { githubIdentityProvider } from "./github-identity-provider";
-import type { IdentityProvider } from "./identity-provider";
+import type { IdentityProvider, UpstreamFetch } from "./identity-provider";
 import { oidcIdentityProvider } from "./oidc-identity-provider";
-
-/** Outbound fetch for upstream providers; tests hand in a fake issuer. */
-export type UpstreamFetch = typeof fetch;
 
 export function selectIdentityProvider(config: AuthConfig, upstreamFetch: UpstreamFetch): IdentityProvider {
   const { idp } = config;

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { UpstreamSignInError } from "../auth-errors";
-import type { UpstreamFetch } from "../identity/select-identity-provider";
 
 const jwkSchema = z.object({ kty: z.string(), kid: z.string().optional(), alg: z.string().optional(), use: z.string().optional() }).loose();
 const jwksSchema = z.object({ keys: z.array(jwkSchema) });
@@ -11,7 +10,7 @@ const cacheMs = 5 * 60 * 1000;
 const cache = new Map<string, { at: number; keys: PublicJwk[] }>();
 
 /** The provider's signing keys; `refresh` skips the cache (an unknown kid after rotation). */
-export async function fetchJwks(upstreamFetch: UpstreamFetch, url: string, provider: string, refresh = false): Promise<PublicJwk[]> {
+export async function fetchJwks(upstreamFetch: typeof fetch, url: string, provider: string, refresh = false): Promise<PublicJwk[]> {
   const hit = cache.get(url);
   if (!refresh && hit && Date.now() - hit.at < cacheMs) return hit.keys;
   const response = await upstreamFetch(url, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(10_000) });

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { UpstreamSignInError } from "../auth-errors";
-import type { UpstreamFetch } from "../identity/select-identity-provider";
 import { fetchJwks, type PublicJwk } from "./jwks-cache";
 import { base64UrlDecode } from "../../base64url";
 
@@ -29,7 +28,7 @@ export interface VerifyJwtOptions {
   jwksUrl: string;
   issuer: string;
   audience: string;
-  upstreamFetch: UpstreamFetch;
+  upstreamFetch: typeof fetch;
   /** Clock skew allowed on exp/nbf/iat, seconds. */
   skewSeconds?: number;
 }

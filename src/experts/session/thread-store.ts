@@ -1,18 +1,10 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
 import { base64Url } from "../../base64url";
-import { SlipsnisseError } from "../../errors";
+import { UnknownThreadError } from "../runner-errors";
 
 /** Thread history kept per thread; older turns are dropped first. About 4 characters a token. */
 export const THREAD_TOKEN_BUDGET = 6_000;
 const CHARS_PER_TOKEN = 4;
-
-export class UnknownThreadError extends SlipsnisseError {
-  readonly kind = "unknown_thread";
-  readonly fix = "Call the expert without `thread` to start a new conversation.";
-  constructor(readonly threadId: string) {
-    super(`Thread ${threadId} does not exist for this user and skill (threads are private to the user who started them).`);
-  }
-}
 
 export class ThreadStore {
   /**

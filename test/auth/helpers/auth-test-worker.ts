@@ -2,7 +2,7 @@ import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import type { AuthVars } from "../../../src/auth/auth-config";
 import { createOAuthWorker } from "../../../src/auth/create-oauth-worker";
-import type { UpstreamFetch } from "../../../src/auth/identity/select-identity-provider";
+import type { UpstreamFetch } from "../../../src/auth/identity/identity-provider";
 
 export const loopbackOrigin = "http://127.0.0.1:8787";
 export const claudeCallback = "https://claude.ai/api/mcp/auth_callback";

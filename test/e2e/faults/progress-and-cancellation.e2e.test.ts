@@ -132,9 +132,9 @@ describe("progress and cancellation end to end", () => {
   });
 
   /**
-   * STACK.md: a 2025 client's `notifications/cancelled` arrives as a new POST at a fresh
-   * stateless server instance that knows nothing of the call, and the SDK v2 client keeps the
-   * call's own stream open. Nothing is cancelled: the run goes on to its answer and is recorded
+   * docs/platform-notes.md#cancellation-and-disconnects: a 2025 client's `notifications/cancelled`
+   * arrives as a new POST at a fresh stateless server instance that knows nothing of the call,
+   * and the SDK v2 client keeps the call's own stream open. Nothing is cancelled: the run goes on to its answer and is recorded
    * as "ok". (Closing the stream, or disconnecting, does cancel: see the tests above.)
    */
   it("a 2025 client's notifications/cancelled alone aborts nothing: the run finishes and is recorded", async () => {

@@ -6,7 +6,7 @@ export const wranglerCli = fileURLToPath(
   new URL("../../../node_modules/wrangler/wrangler-dist/cli.js", import.meta.url),
 );
 
-/** With these and `--local`, wrangler makes no outbound connection (STACK.md, "Wrangler offline"). */
+/** With these and `--local`, wrangler makes no outbound connection (docs/platform-notes.md#wrangler-offline). */
 export function offlineWranglerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     ...process.env,

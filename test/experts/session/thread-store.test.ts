@@ -2,7 +2,8 @@ import { env, runInDurableObject } from "cloudflare:test";
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { applySessionSchema } from "../../../src/experts/session/session-schema";
-import { ThreadStore, UnknownThreadError } from "../../../src/experts/session/thread-store";
+import { UnknownThreadError } from "../../../src/experts/runner-errors";
+import { ThreadStore } from "../../../src/experts/session/thread-store";
 
 function withStore<T>(name: string, use: (store: ThreadStore) => T): Promise<T> {
   const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(`thread-store:${name}`));

@@ -5,12 +5,12 @@ import { bundlePath, buildCatalogValidator } from "../../../src/cli/build-catalo
 import { formatProblems } from "../../../src/catalog/catalog-problems";
 import { parseCatalog } from "../../../src/catalog/parse-catalog";
 
-describe("bin/catalog-validator.mjs (the CLI's offline validator)", () => {
-  it("is the current build of src/catalog (UPDATE_CATALOG_VALIDATOR=1 rewrites it)", async () => {
+describe("bin/catalog-validator.mjs (the CLI's offline validator, built by `npm ci`)", () => {
+  it("is the current build of src/catalog (`npm run prepare` or UPDATE_CATALOG_VALIDATOR=1 rewrites it)", async () => {
     const fresh = await buildCatalogValidator();
     if (process.env.UPDATE_CATALOG_VALIDATOR === "1") writeFileSync(bundlePath, fresh);
-    const committed = readFileSync(bundlePath, "utf8");
-    expect(committed === fresh, "bin/catalog-validator.mjs is stale: run `npx node src/cli/build-catalog-validator.mjs`").toBe(true);
+    const built = readFileSync(bundlePath, "utf8");
+    expect(built === fresh, "bin/catalog-validator.mjs is stale: run `npm run prepare`").toBe(true);
   }, 30_000);
 
   const documents: Record<string, unknown> = {

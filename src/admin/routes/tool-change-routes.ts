@@ -1,11 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { SERVER_ID_PATTERN } from "../catalog/catalog-schema";
-import { acceptToolChange, listPendingToolChanges } from "../downstream/tool-change-review";
-import { invalidateToolLists } from "../downstream/tool-list-invalidation";
-import { readJsonBody, skillParam, type AdminContext, type AdminEnv } from "./admin-context";
-import { InvalidBodyError, InvalidParameterError } from "./admin-errors";
-import { NoPendingToolChangeError, StaleToolChangeError, ToolPinNotFoundError } from "./tool-change-errors";
+import { SERVER_ID_PATTERN } from "../../catalog/catalog-schema";
+import { acceptToolChange, listPendingToolChanges } from "../../downstream/tool-change-review";
+import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
+import { readJsonBody, skillParam, type AdminContext, type AdminEnv } from "../admin-context";
+import { InvalidBodyError, InvalidParameterError, NoPendingToolChangeError, StaleToolChangeError, ToolPinNotFoundError } from "../admin-errors";
 
 const acceptBodySchema = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
 

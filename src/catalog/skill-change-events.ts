@@ -2,9 +2,10 @@ import { log } from "../observability/logger";
 
 /**
  * Tells the MCP surface that a skill's experts changed, so it can push
- * `notifications/tools/list_changed` to the listen streams it holds (the MCP handler registers a
- * listener; the admin API does not know about MCP). Delivery is per isolate: a client whose
- * stream lives in another isolate learns of the change from the tools/list `ttlMs` instead.
+ * `notifications/tools/list_changed` to the listen streams it holds. The catalog service
+ * announces every write; the MCP handler registers a listener, so neither the catalog nor the
+ * admin API knows about MCP. Delivery is per isolate: a client whose stream lives in another
+ * isolate learns of the change from the tools/list `ttlMs` instead.
  */
 export type SkillChangeListener = (skill: string) => void;
 

@@ -1,0 +1,142 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const repo = fileURLToPath(new URL("../../../", import.meta.url));
+const src = join(repo, "src");
+
+/**
+ * The layers of src/, top to bottom (docs/architecture.md#layers shows the same list). A file may
+ * import from its own place (a folder under src/, or a top-level file) and from places in lower
+ * layers; never upward, and never sideways into another place of its own layer.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ["index.ts", "cli"],
+  ["app.ts"],
+  ["admin", "mcp"],
+  ["experts"],
+  ["downstream"],
+  ["catalog", "auth"],
+  ["errors.ts", "env.ts", "base64url.ts", "storage-keys.ts", "execution-context.ts", "observability", "demo"],
+];
+
+/** Imports that leave src/ on purpose: the demo serves the README, the CLI loads its generated validator. */
+const OUTSIDE_SRC: Readonly<Record<string, readonly string[]>> = {
+  demo: ["README.md"],
+  cli: ["bin/catalog-validator.mjs"],
+};
+
+const SOURCE = /\.(ts|mts|mjs|js)$/;
+// `import … from`, `export … from`, `import "…"` and `import("…")` (dynamic, or a type in TS or JSDoc).
+const SPECIFIERS = [/\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return SOURCE.test(name) ? [path] : [];
+  });
+}
+
+/** Every relative specifier in a file's text, in order. */
+export function relativeSpecifiers(text: string): string[] {
+  const found: { at: number; spec: string }[] = [];
+  for (const pattern of SPECIFIERS) {
+    for (const match of text.matchAll(pattern)) {
+      const spec = match[1];
+      if (spec !== undefined && spec.startsWith(".")) found.push({ at: match.index, spec });
+    }
+  }
+  return found.sort((a, b) => a.at - b.at).map(({ spec }) => spec);
+}
+
+/** The file a relative specifier names, as bundlers resolve it (extension optional, .mjs/.mts types). */
+function resolveSpecifier(from: string, spec: string): string | undefined {
+  const base = resolve(dirname(from), spec);
+  const candidates = [base, `${base}.ts`, `${base}.d.ts`, join(base, "index.ts"), base.replace(/\.mjs$/, ".d.mts")];
+  return candidates.find((path) => existsSync(path) && statSync(path).isFile());
+}
+
+/** The place a path under src/ belongs to: its top folder, or itself for a top-level file. */
+function placeOf(path: string): string {
+  const [first = ""] = relative(src, path).split(sep);
+  return first;
+}
+
+function layerOf(place: string): number {
+  return LAYERS.findIndex((layer) => layer.includes(place));
+}
+
+interface Violation {
+  file: string;
+  spec: string;
+  why: string;
+}
+
+function violations(): Violation[] {
+  const found: Violation[] = [];
+  for (const file of sourceFiles(src)) {
+    const fromPlace = placeOf(file);
+    const fromLayer = layerOf(fromPlace);
+    const rel = relative(repo, file);
+    if (fromLayer === -1) {
+      found.push({ file: rel, spec: "", why: `${fromPlace} is in no layer: add it to LAYERS here and in docs/architecture.md` });
+      continue;
+    }
+    for (const spec of relativeSpecifiers(readFileSync(file, "utf8"))) {
+      const target = resolveSpecifier(file, spec);
+      if (target === undefined) {
+        found.push({ file: rel, spec, why: "does not resolve to a file" });
+        continue;
+      }
+      if (relative(src, target).startsWith("..")) {
+        const outside = relative(repo, target);
+        if (!(OUTSIDE_SRC[fromPlace] ?? []).includes(outside)) found.push({ file: rel, spec, why: `leaves src/ for ${outside}` });
+        continue;
+      }
+      const toPlace = placeOf(target);
+      if (toPlace === fromPlace) continue;
+      const toLayer = layerOf(toPlace);
+      if (toLayer === -1) found.push({ file: rel, spec, why: `${toPlace} is in no layer` });
+      else if (toLayer < fromLayer) found.push({ file: rel, spec, why: `${fromPlace} imports upward from ${toPlace}` });
+      else if (toLayer === fromLayer) found.push({ file: rel, spec, why: `${fromPlace} imports sideways from ${toPlace} (same layer)` });
+    }
+  }
+  return found;
+}
+
+describe("import direction (layers import downward only)", () => {
+  it("finds the imports it checks: static, type-only, re-exports, dynamic and import() types", () => {
+    const text = [
+      'import { a } from "./a";',
+      'import type {\n  B,\n} from "../b";',
+      'export { c } from "./c.mjs";',
+      'import "./side-effect";',
+      'const d = await import("./d");',
+      'let e: import("../e").E;',
+      '/** @type {import("./f.mjs").F} */',
+      'import { z } from "zod";',
+    ].join("\n");
+    expect(relativeSpecifiers(text)).toEqual(["./a", "../b", "./c.mjs", "./side-effect", "./d", "../e", "./f.mjs"]);
+  });
+
+  it("every file under src/ imports only from its own place or a lower layer", () => {
+    const found = violations().map(({ file, spec, why }) => `${file}: "${spec}" — ${why}`);
+    expect(found, "move the module down to the layer of its callers' dependencies, or pass the dependency in").toEqual([]);
+  });
+
+  it("docs/architecture.md#layers lists the same layers", () => {
+    const doc = readFileSync(join(repo, "docs", "architecture.md"), "utf8");
+    const block = /^## Layers\n[\s\S]*?^```\n([\s\S]*?)^```$/m.exec(doc)?.[1] ?? "";
+    expect(block.trim().split("\n").map((line) => line.split(", "))).toEqual(LAYERS);
+  });
+
+  it("places every folder and top-level file of src/ in exactly one layer", () => {
+    const places = readdirSync(src).filter((name) => statSync(join(src, name)).isDirectory() || SOURCE.test(name));
+    const listed = LAYERS.flat();
+    expect(places.filter((place) => !listed.includes(place))).toEqual([]);
+    expect(listed.filter((place) => !places.includes(place))).toEqual([]);
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+});
