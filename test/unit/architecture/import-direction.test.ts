@@ -21,10 +21,14 @@ const LAYERS: readonly (readonly string[])[] = [
   ["errors.ts", "env.ts", "base64url.ts", "storage-keys.ts", "execution-context.ts", "observability", "demo"],
 ];
 
-/** Imports that leave src/ on purpose: the demo serves the README, the CLI loads its generated validator. */
+/**
+ * Imports that leave src/ on purpose: the demo serves the README, the CLI loads its generated
+ * validator (built by `npm ci`'s prepare step; before that, the import resolves to its committed
+ * declaration file).
+ */
 const OUTSIDE_SRC: Readonly<Record<string, readonly string[]>> = {
   demo: ["README.md"],
-  cli: ["bin/catalog-validator.mjs"],
+  cli: ["bin/catalog-validator.mjs", "bin/catalog-validator.d.mts"],
 };
 
 const SOURCE = /\.(ts|mts|mjs|js)$/;
