@@ -4,7 +4,9 @@ import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
+import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
+import { sessionStub } from "./session-name";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -19,6 +21,8 @@ const KEEP_ALIVE_MS = 1_000;
 interface RequestProps {
   user: UserProps;
   skill: CompiledSkill;
+  /** An `Mcp-Session-Id` the client sent (this server issues none, but a client may send one). */
+  connection?: string;
 }
 
 /**
@@ -48,9 +52,9 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   let handler = handlers.get(path);
   if (!handler) {
     handler = createMcpHandler(
-      () => {
-        const { user, skill } = requestProps();
-        return buildExpertServer({ env, skill, user });
+      ({ era }) => {
+        const { user, skill, connection } = requestProps();
+        return buildExpertServer({ env, skill, user, connection, listChanged: era === "modern" });
       },
       { route: path, keepAliveMs: KEEP_ALIVE_MS },
     );
@@ -86,7 +90,27 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   }
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
-  const props: RequestProps = { user, skill };
+  const connection = request.headers.get("mcp-session-id") ?? undefined;
+  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
-  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  const cancels = await cancelledRequestIds(request);
+  const response = await handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
+  // instance that never saw the call and aborts nothing there: the caller's own session (the
+  // path's skill, the signed-in user) finds the run by request id. Only once the handler has
+  // accepted the message, and still answered with its 202 as the spec wants.
+  if (cancels.length > 0 && response.ok) {
+    const session = sessionStub(env, skill.name, user.userId);
+    const ref = (requestId: string | number) => ({ requestId, ...(connection === undefined ? {} : { connection }) });
+    await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
+  }
+  return withAllowOn405(response);
+}
+
+/** RFC 9110 §15.5.6: a 405 names the methods the resource does support (GET opens no stream here). */
+function withAllowOn405(response: Response): Response {
+  if (response.status !== 405) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Allow", "POST, OPTIONS");
+  return new Response(response.body, { status: 405, statusText: response.statusText, headers });
 }
