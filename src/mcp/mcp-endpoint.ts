@@ -15,8 +15,13 @@ import { sessionStub } from "./session-name";
  */
 export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
-/** Progress and SSE comment frames this often let workerd notice a vanished client (STACK.md). */
-const KEEP_ALIVE_MS = 1_000;
+/**
+ * workerd notices a vanished client only when a write to its response fails, and the first
+ * write after the client left still succeeds (it is buffered), so a closed stream is noticed
+ * about two keep-alives later: at this interval within the 1 s a cancel must take. A comment
+ * frame is 13 bytes.
+ */
+const KEEP_ALIVE_MS = 250;
 
 interface RequestProps {
   user: UserProps;
@@ -56,7 +61,10 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
         const { user, skill, connection } = requestProps();
         return buildExpertServer({ env, skill, user, connection, listChanged: era === "modern" });
       },
-      { route: path, keepAliveMs: KEEP_ALIVE_MS },
+      // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
+      // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
+      // answer writes nothing until the end. 2025 requests are streamed by the SDK already.
+      { route: path, keepAliveMs: KEEP_ALIVE_MS, responseMode: "sse" },
     );
     handlers.set(path, handler);
   }
