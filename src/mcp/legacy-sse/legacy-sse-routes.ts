@@ -30,7 +30,8 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);
     return status === 202 ? new Response("Accepted", { status }) : Response.json({ error: sseError(status) }, { status });
   }
-  return new Response("Method Not Allowed", { status: 405 });
+  // RFC 9110 §15.5.6: a 405 names the methods the resource supports.
+  return new Response("Method Not Allowed", { status: 405, headers: { Allow: isMessage ? "POST, OPTIONS" : "GET, OPTIONS" } });
 }
 
 function sseError(status: number): string {
