@@ -4,6 +4,7 @@ import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
+import { browserOriginRefusal } from "./browser-origin";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { sessionStub } from "./session-name";
@@ -13,6 +14,9 @@ import { sessionStub } from "./session-name";
  * Identity arrives as validated UserProps from the auth layer (OAuth grant props, or the
  * loopback dev user); this module never sees a token.
  */
+/** The methods the MCP endpoint supports (every exchange is a POST; GET opens no stream here). */
+export const MCP_ALLOW = "POST, OPTIONS";
+
 export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
 /**
@@ -64,7 +68,10 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
       // answer writes nothing until the end. 2025 requests are streamed by the SDK already.
-      { route: path, keepAliveMs: KEEP_ALIVE_MS, responseMode: "sse" },
+      // The Origin check runs in serveMcp (browserOriginRefusal) before this handler, the same
+      // check that answers the CORS preflight; the handler's own is hostname-only and knows
+      // nothing of ALLOWED_ORIGINS, so it would refuse what the preflight allowed.
+      { route: path, keepAliveMs: KEEP_ALIVE_MS, responseMode: "sse", allowedOriginHostnames: "*" },
     );
     handlers.set(path, handler);
   }
@@ -89,6 +96,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   const url = new URL(request.url);
   const skillName = skillFromPath(url.pathname);
   if (skillName === null) return new Response("Not Found", { status: 404 });
+  const refusal = browserOriginRefusal(request, env);
+  if (refusal) return refusal;
   const skill = await loadSkill(env, skillName);
   if (!skill) {
     return Response.json(
@@ -119,6 +128,6 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
 function withAllowOn405(response: Response): Response {
   if (response.status !== 405) return response;
   const headers = new Headers(response.headers);
-  headers.set("Allow", "POST, OPTIONS");
+  headers.set("Allow", MCP_ALLOW);
   return new Response(response.body, { status: 405, statusText: response.statusText, headers });
 }
