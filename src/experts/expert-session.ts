@@ -117,7 +117,9 @@ export class ExpertSession extends DurableObject<Env> {
    * connections of the same user without a session id to tell them apart (stateless 2025
    * Streamable HTTP issues none) may both have request 5 in flight. Then the cancel is
    * ambiguous and aborts nothing, because stopping the wrong one of the user's runs is worse
-   * than letting the right one finish; it is logged.
+   * than letting the right one finish; it is logged. A cancel that overtakes its own call
+   * (before the run started here) finds nothing, which the spec allows: a receiver may ignore a
+   * cancel for a request it does not know.
    */
   async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
     const runIds = [...(this.byRequest.get(requestKey(ref)) ?? [])];
