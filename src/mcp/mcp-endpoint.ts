@@ -14,16 +14,16 @@ import { sessionStub } from "./session-name";
  * Identity arrives as validated UserProps from the auth layer (OAuth grant props, or the
  * loopback dev user); this module never sees a token.
  */
+export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
+
 /** The methods the MCP endpoint supports (every exchange is a POST; GET opens no stream here). */
 export const MCP_ALLOW = "POST, OPTIONS";
-
-export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
 /**
  * workerd notices a vanished client only when a write to its response fails, and the first
  * write after the client left still succeeds (it is buffered), so a closed stream is noticed
- * about two keep-alives later: at this interval within the 1 s a cancel must take. A comment
- * frame is 13 bytes.
+ * about two keep-alives later (measured through wrangler dev: about 1.9 s at a 1 s interval,
+ * about 0.5 s at this one), within the 1 s a cancel must take. A comment frame is 13 bytes.
  */
 const KEEP_ALIVE_MS = 250;
 
