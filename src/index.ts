@@ -4,6 +4,9 @@ import { createOAuthWorker } from "./auth/create-oauth-worker";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
 import { contextWithProps } from "./execution-context";
+import { mcpPreflight } from "./mcp/browser-origin";
+import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
+import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 
 export { ExpertSession } from "./experts/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
@@ -25,7 +28,12 @@ const PUBLIC_PATHS = new Set(["/healthz", DEMO_DOCS_PATH]);
 
 export default {
   async fetch(request, env, ctx) {
-    if (PUBLIC_PATHS.has(new URL(request.url).pathname)) return app.fetch(request, env, ctx);
+    const { pathname } = new URL(request.url);
+    if (PUBLIC_PATHS.has(pathname)) return app.fetch(request, env, ctx);
+    // The OAuth provider would answer every preflight with success; these paths then refuse
+    // origins outside ALLOWED_ORIGINS, so their preflight must refuse them too.
+    if (request.method === "OPTIONS" && MCP_PATH.test(pathname)) return mcpPreflight(request, env, MCP_ALLOW);
+    if (request.method === "OPTIONS" && SSE_PATH.test(pathname)) return mcpPreflight(request, env, sseAllow(pathname));
     const user = loopbackDevUser(request, env) ?? (await adminTokenUser(request, env));
     if (user) return app.fetch(request, env, contextWithProps(ctx, user));
     return worker.fetch(request, env, ctx);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { readSecret } from "../env";
 import { AuthConfigError } from "./auth-errors";
+import { allowedOriginsSchema } from "./allowed-origins";
 import { isLoopbackHost } from "./loopback-host";
 import { authVarHelp, type AuthVarName, authVarNames } from "./auth-var-help";
 
@@ -32,6 +33,7 @@ const baseSchema = z.object({
   ALLOWED_USERS: list,
   ALLOWED_EMAIL_DOMAINS: list,
   ALLOWED_GROUPS: list,
+  ALLOWED_ORIGINS: allowedOriginsSchema,
   ACCESS_TOKEN_TTL: seconds(3600),
   REFRESH_TOKEN_TTL: seconds(30 * 24 * 3600),
   // claude.ai registers a fresh client on every new connection; unused ones should not pile up.

@@ -12,7 +12,22 @@ export interface ExpertCallRequest {
   /** A thread handle from an earlier answer, to continue that conversation. */
   thread?: string;
   user: UserProps;
+  /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
+  mcpRequest?: McpRequestRef;
 }
+
+/**
+ * An MCP request as a cancel names it: the JSON-RPC id, unique only among one connection's
+ * requests in flight, plus what tells the caller's connections apart where the transport has
+ * it (the legacy SSE session id, or an `Mcp-Session-Id` header the client sent).
+ */
+export interface McpRequestRef {
+  requestId: string | number;
+  connection?: string;
+}
+
+/** What a cancel by request found: one run (now aborted), none, or several it cannot tell apart. */
+export type CancelByRequestOutcome = "cancelled" | "not_found" | "ambiguous";
 
 export interface ExpertCallResult {
   runId: string;

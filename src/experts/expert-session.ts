@@ -4,7 +4,7 @@ import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import type { ConnectionState } from "../downstream/downstream-types";
 import { log } from "../observability/logger";
-import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
+import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
@@ -25,6 +25,8 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly threads: ThreadStore;
   private pool: { key: string; pool: DownstreamPool } | null = null;
   private readonly inFlight = new Map<string, AbortController>();
+  /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
+  private readonly byRequest = new Map<string, Set<string>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -48,6 +50,8 @@ export class ExpertSession extends DurableObject<Env> {
     const threadId = request.thread ?? this.threads.create(expert.name, startedAt);
     const controller = new AbortController();
     this.inFlight.set(request.runId, controller);
+    const key = request.mcpRequest ? requestKey(request.mcpRequest) : undefined;
+    if (key !== undefined) this.byRequest.set(key, (this.byRequest.get(key) ?? new Set()).add(request.runId));
     this.runs.start({
       id: request.runId,
       skill: request.skill,
@@ -78,6 +82,7 @@ export class ExpertSession extends DurableObject<Env> {
       result = failedRun(error, startedAt);
     } finally {
       this.inFlight.delete(request.runId);
+      if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
 
     this.runs.finish(request.runId, result, Date.now());
@@ -105,6 +110,28 @@ export class ExpertSession extends DurableObject<Env> {
     return controller !== undefined;
   }
 
+  /**
+   * A client's `notifications/cancelled` names its JSON-RPC request, not our run. This object
+   * belongs to the caller (tenant, skill and user), so a cancel can only ever reach the
+   * caller's own runs. Within them, a request id is unique per connection only: two
+   * connections of the same user without a session id to tell them apart (stateless 2025
+   * Streamable HTTP issues none) may both have request 5 in flight. Then the cancel is
+   * ambiguous and aborts nothing, because stopping the wrong one of the user's runs is worse
+   * than letting the right one finish; it is logged. A cancel that overtakes its own call
+   * (before the run started here) finds nothing, which the spec allows: a receiver may ignore a
+   * cancel for a request it does not know.
+   */
+  async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
+    const runIds = [...(this.byRequest.get(requestKey(ref)) ?? [])];
+    if (runIds.length > 1) {
+      log("warn", "ambiguous cancel: several runs share the request id", { requestId: ref.requestId, runs: runIds.length });
+      return "ambiguous";
+    }
+    const [runId] = runIds;
+    if (runId === undefined) return "not_found";
+    return (await this.cancel(runId)) ? "cancelled" : "not_found";
+  }
+
   async run(runId: string): Promise<StoredRun | null> {
     return this.runs.get(runId);
   }
@@ -130,6 +157,17 @@ export class ExpertSession extends DurableObject<Env> {
     }
     return this.pool.pool;
   }
+}
+
+/** Request ids 1 and "1" are different JSON-RPC ids, so the key keeps the type. */
+function requestKey(ref: McpRequestRef): string {
+  return JSON.stringify([ref.connection ?? null, ref.requestId]);
+}
+
+function forget(index: Map<string, Set<string>>, key: string, runId: string): void {
+  const runs = index.get(key);
+  runs?.delete(runId);
+  if (runs?.size === 0) index.delete(key);
 }
 
 /** Progress is best effort: once the caller's request is gone the callback stub throws. */

@@ -15,6 +15,15 @@ export interface ExpertServerContext {
   env: Env;
   skill: CompiledSkill;
   user: UserProps;
+  /**
+   * Whether the client can receive `notifications/tools/list_changed`, so `tools.listChanged`
+   * is advertised only then: 2026-07-28 clients through `subscriptions/listen`. Stateless 2025
+   * Streamable HTTP has no stream to send it on (GET is 405), and the legacy SSE session's
+   * server is built once and never learns of a catalog change.
+   */
+  listChanged: boolean;
+  /** Tells the user's connections apart for cancels by request id (see McpRequestRef). */
+  connection?: string;
 }
 
 /**
@@ -22,9 +31,9 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged: true } },
+    capabilities: { tools: { listChanged } },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
     cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" } },
@@ -33,7 +42,7 @@ export function buildExpertServer({ env, skill, user }: ExpertServerContext): Mc
     server.registerTool(
       expert.name,
       { description: expert.description, inputSchema: compiledInputSchema(expert), ...compiledOutputSchema(expert) },
-      (args, ctx) => callExpert(env, skill, user, expert, args, ctx),
+      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx),
     );
   }
   return server;
@@ -64,14 +73,15 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  env: Env,
-  skill: CompiledSkill,
-  user: UserProps,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
   const runId = crypto.randomUUID();
+  // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
+  // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
+  const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
   const { args, thread } = splitThread(rawArgs);
   const progressToken = ctx.mcpReq._meta?.progressToken;
@@ -83,14 +93,15 @@ async function callExpert(
             method: "notifications/progress",
             params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
           });
-  // Closing the stream (2026-07-28) or a cancel on this exchange aborts the run in the session.
+  // Closing the stream (2026-07-28), or a cancel this server instance receives (legacy SSE keeps
+  // one instance per connection), aborts the run in the session.
   // The client is gone by then and workerd ends this invocation right after the abort event:
   // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
   const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, ...(thread ? { thread } : {}) },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}) },
       onProgress,
     );
     return toToolResult(result, expert.output_schema !== undefined);

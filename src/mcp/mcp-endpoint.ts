@@ -3,6 +3,9 @@ import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { contextWithProps } from "../execution-context";
+import { sessionStub } from "../experts/session/session-name";
+import { browserOriginRefusal } from "./browser-origin";
+import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 
@@ -13,12 +16,23 @@ import { UnissuedRequestPropsError } from "./mcp-errors";
  */
 export const MCP_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?mcp$/;
 
-/** Progress and SSE comment frames this often let workerd notice a vanished client (docs/platform-notes.md#cancellation-and-disconnects). */
-const KEEP_ALIVE_MS = 1_000;
+/** The methods the MCP endpoint supports (every exchange is a POST; GET opens no stream here). */
+export const MCP_ALLOW = "POST, OPTIONS";
+
+/**
+ * workerd notices a vanished client only when a write to its response fails, and the first
+ * write after the client left still succeeds (it is buffered), so a closed stream is noticed
+ * about two keep-alives later (measured through wrangler dev: about 1.9 s at a 1 s interval,
+ * about 0.5 s at this one), within the 1 s a cancel must take. A comment frame is 13 bytes.
+ * docs/platform-notes.md#cancellation-and-disconnects
+ */
+const KEEP_ALIVE_MS = 250;
 
 interface RequestProps {
   user: UserProps;
   skill: CompiledSkill;
+  /** An `Mcp-Session-Id` the client sent (this server issues none, but a client may send one). */
+  connection?: string;
 }
 
 /**
@@ -48,11 +62,17 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   let handler = handlers.get(path);
   if (!handler) {
     handler = createMcpHandler(
-      () => {
-        const { user, skill } = requestProps();
-        return buildExpertServer({ env, skill, user });
+      ({ era }) => {
+        const { user, skill, connection } = requestProps();
+        return buildExpertServer({ env, skill, user, connection, listChanged: era === "modern" });
       },
-      { route: path, keepAliveMs: KEEP_ALIVE_MS },
+      // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
+      // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
+      // answer writes nothing until the end. 2025 requests are streamed by the SDK already.
+      // The Origin check runs in serveMcp (browserOriginRefusal) before this handler, the same
+      // check that answers the CORS preflight; the handler's own is hostname-only and knows
+      // nothing of ALLOWED_ORIGINS, so it would refuse what the preflight allowed.
+      { route: path, keepAliveMs: KEEP_ALIVE_MS, responseMode: "sse", allowedOriginHostnames: "*" },
     );
     handlers.set(path, handler);
   }
@@ -69,6 +89,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   const url = new URL(request.url);
   const skillName = skillFromPath(url.pathname);
   if (skillName === null) return new Response("Not Found", { status: 404 });
+  const refusal = browserOriginRefusal(request, env);
+  if (refusal) return refusal;
   const skill = await loadSkill(env, skillName);
   if (!skill) {
     return Response.json(
@@ -78,7 +100,27 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   }
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
-  const props: RequestProps = { user, skill };
+  const connection = request.headers.get("mcp-session-id") ?? undefined;
+  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
-  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  const cancels = await cancelledRequestIds(request);
+  const response = await handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
+  // instance that never saw the call and aborts nothing there: the caller's own session (the
+  // path's skill, the signed-in user) finds the run by request id. Only once the handler has
+  // accepted the message, and still answered with its 202 as the spec wants.
+  if (cancels.length > 0 && response.ok) {
+    const session = sessionStub(env, skill.name, user.userId);
+    const ref = (requestId: string | number) => ({ requestId, ...(connection === undefined ? {} : { connection }) });
+    await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
+  }
+  return withAllowOn405(response);
+}
+
+/** RFC 9110 §15.5.6: a 405 names the methods the resource does support (GET opens no stream here). */
+function withAllowOn405(response: Response): Response {
+  if (response.status !== 405) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Allow", MCP_ALLOW);
+  return new Response(response.body, { status: 405, statusText: response.statusText, headers });
 }

@@ -37,6 +37,18 @@ describe("auth configuration names what is missing and how to set it", () => {
     expect(error.variable).toBe("GITHUB_MEMBERSHIP_TOKEN");
   });
 
+  it("reads ALLOWED_ORIGINS as exact browser origins and names a malformed entry", () => {
+    const dev = { IDP: "dev", DEV_USER: "a", ENVIRONMENT: "test" } as const;
+    const config = readAuthConfig(env, { ...dev, ALLOWED_ORIGINS: " https://claude.ai, https://Tools.Example.com:8443/ ,http://localhost:6274" });
+    expect(config.ALLOWED_ORIGINS).toEqual(["https://claude.ai", "https://tools.example.com:8443", "http://localhost:6274"]);
+    for (const bad of ["claude.ai", "http://claude.ai", "https://claude.ai/api", "https://*.claude.ai", "https://claude.ai?x=1"]) {
+      const error = configError({ ...dev, ALLOWED_ORIGINS: `https://ok.example,${bad}` });
+      expect(error.variable).toBe("ALLOWED_ORIGINS");
+      expect(error.message).toContain(JSON.stringify(bad));
+      expect(error.fix).toContain('ALLOWED_ORIGINS = "https://claude.ai"');
+    }
+  });
+
   it("refuses TTLs under KV's 60 second floor", () => {
     expect(configError({ IDP: "dev", DEV_USER: "a", ENVIRONMENT: "test", ACCESS_TOKEN_TTL: "5" }).variable).toBe("ACCESS_TOKEN_TTL");
   });

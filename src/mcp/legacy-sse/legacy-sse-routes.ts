@@ -1,4 +1,5 @@
 import type { UserProps } from "../../auth/user-props";
+import { browserOriginRefusal } from "../browser-origin";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
@@ -9,6 +10,8 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
   if (!match) return new Response("Not Found", { status: 404 });
   const skill = match[1] ?? "default";
   const isMessage = match[2] !== undefined;
+  const refusal = browserOriginRefusal(request, env);
+  if (refusal) return refusal;
 
   if (!isMessage && request.method === "GET") {
     const sessionId = crypto.randomUUID();
@@ -30,7 +33,13 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);
     return status === 202 ? new Response("Accepted", { status }) : Response.json({ error: sseError(status) }, { status });
   }
-  return new Response("Method Not Allowed", { status: 405 });
+  // RFC 9110 §15.5.6: a 405 names the methods the resource supports.
+  return new Response("Method Not Allowed", { status: 405, headers: { Allow: sseAllow(url.pathname) } });
+}
+
+/** The methods an SSE path supports: GET opens the stream, POST delivers to `/message`. */
+export function sseAllow(pathname: string): string {
+  return pathname.endsWith("/message") ? "POST, OPTIONS" : "GET, OPTIONS";
 }
 
 function sseError(status: number): string {

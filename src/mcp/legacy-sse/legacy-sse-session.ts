@@ -33,7 +33,7 @@ export class LegacySseSession extends DurableObject<Env> {
     transport.onclose = () => this.reset();
     this.transport = transport;
     this.owner = request.user.userId;
-    await buildExpertServer({ env: this.env, skill, user: request.user }).connect(transport);
+    await buildExpertServer({ env: this.env, skill, user: request.user, listChanged: false, connection: request.sessionId }).connect(transport);
     void transport.announceEndpoint(request.endpoint);
     this.timer = setInterval(() => void transport.keepAlive(), KEEP_ALIVE_MS);
     return readable;

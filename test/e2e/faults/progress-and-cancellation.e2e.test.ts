@@ -5,11 +5,14 @@ import { loadCatalog } from "../harness/catalog-admin";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type Progress } from "../harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
-import { connectAbortable, type Era } from "./abortable-client";
+import { adminRuns } from "../load/admin-runs-client";
+import { connectAbortable, type AbortableKind, type Era } from "./abortable-client";
 import { runIds, waitFor, waitForNewRun, type StoredRunRow } from "./run-records";
 
 const MAX_STEPS = 5;
 const SLEEP_MS = 20_000;
+/** The unauthenticated loopback dev user (AUTH=none) whose session the calls run in. */
+const DEV_USER_ID = "local:dev";
 
 /**
  * Long runs through `wrangler dev`: progress per step reaches a client that sent a progress
@@ -96,29 +99,27 @@ describe("progress and cancellation end to end", () => {
     }
   });
 
-  /** Starts a sleeping run, waits until the downstream sleep is in flight, then lets `leave` end the client. */
-  async function abandonMidSleep(era: Era, leave: "disconnect" | "abort"): Promise<{ run: StoredRunRow; cancelledAfterMs: number }> {
-    await loadFor(`cancel-${era}-${leave}`);
+  /** Starts a sleeping run, waits until the downstream sleep is in flight, then disconnects the client. */
+  async function abandonMidSleep(era: Era): Promise<{ run: StoredRunRow; cancelledAfterMs: number }> {
+    await loadFor(`cancel-${era}-disconnect`);
     const before = await runIds(dev.persistDir);
     const client = await connectAbortable(`${dev.baseUrl}/mcp`, era);
     const call = client.startCall("worker_bee", { query: `please sleep ${SLEEP_MS}` }, () => undefined);
     await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined), 15_000);
     const leftAt = Date.now();
-    if (leave === "disconnect") await client.disconnect();
-    else client.abortCall();
+    await client.disconnect();
     await expect(call).rejects.toThrow();
 
     await waitFor("the downstream sleep to be cancelled", async () => ((await readFixtureStats(fxBase)).sleepsCancelled === 1 ? true : undefined), 12_000);
     const cancelledAfterMs = Date.now() - leftAt;
     const run = await waitForNewRun(dev.persistDir, before);
-    if (leave === "abort") await client.disconnect();
     expect((await readFixtureStats(fxBase)).sleepsCompleted).toBe(0);
     return { run, cancelledAfterMs };
   }
 
   for (const era of ["2026", "2025"] as const) {
     it(`a client that disconnects mid-run cancels the downstream call and the run is recorded as cancelled (${era})`, async () => {
-      const { run, cancelledAfterMs } = await abandonMidSleep(era, "disconnect");
+      const { run, cancelledAfterMs } = await abandonMidSleep(era);
       expect(run.outcome).toBe("cancelled");
       expect(run.ended_at).not.toBeNull();
       // Noticed at the next keep-alive or progress write (about 1 s), far before the 20 s sleep ends.
@@ -126,28 +127,45 @@ describe("progress and cancellation end to end", () => {
     });
   }
 
-  it("a 2026-07-28 client that aborts its request (closing the request's stream) cancels the run", async () => {
-    const { run } = await abandonMidSleep("2026", "abort");
-    expect(run.outcome).toBe("cancelled");
-  });
-
   /**
-   * docs/platform-notes.md#cancellation-and-disconnects: a 2025 client's `notifications/cancelled`
-   * arrives as a new POST at a fresh stateless server instance that knows nothing of the call,
-   * and the SDK v2 client keeps the call's own stream open. Nothing is cancelled: the run goes on to its answer and is recorded
-   * as "ok". (Closing the stream, or disconnecting, does cancel: see the tests above.)
+   * Stop stops, whatever the client: the 2026-07-28 client closes the call's stream; 2025 clients
+   * over Streamable HTTP POST `notifications/cancelled` in a new request, which reaches a fresh
+   * stateless server and is routed to the caller's ExpertSession by request id; legacy SSE
+   * clients POST it to their session, whose long-lived server aborts the handler. Each abort
+   * starts only once the fixture reports the downstream sleep running, and the clock runs from
+   * the abort to the moment both the fixture saw its call cancelled and the admin runs API says
+   * "cancelled".
    */
-  it("a 2025 client's notifications/cancelled alone aborts nothing: the run finishes and is recorded", async () => {
-    await loadFor("cancel-2025-notification");
-    const before = await runIds(dev.persistDir);
-    const client = await connectAbortable(`${dev.baseUrl}/mcp`, "2025");
-    const call = client.startCall("worker_bee", { query: "please sleep 2500" });
-    await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined));
-    client.abortCall();
-    await expect(call).rejects.toThrow();
-    const run = await waitForNewRun(dev.persistDir, before);
-    expect(run.outcome).toBe("ok");
-    expect(await readFixtureStats(fxBase)).toMatchObject({ sleepsCompleted: 1, sleepsCancelled: 0 });
-    await client.disconnect();
-  });
+  for (const kind of ["v1-http", "v2-2025", "v2-2026", "v1-sse", "v2-sse"] as const satisfies readonly AbortableKind[]) {
+    it(`an aborted call cancels the downstream call and the run within 1 s (${kind})`, async () => {
+      await loadFor(`abort-${kind}`);
+      const admin = { baseUrl: dev.baseUrl };
+      const before = new Set((await adminRuns(admin, "default", DEV_USER_ID)).map((run) => run.id));
+      const client = await connectAbortable(`${dev.baseUrl}/${kind.endsWith("-sse") ? "sse" : "mcp"}`, kind);
+      try {
+        const call = client.startCall("worker_bee", { query: `please sleep ${SLEEP_MS}` });
+        await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined), 15_000, 20);
+        const abortedAt = performance.now();
+        client.abortCall();
+        const { stats, run } = await waitFor(
+          "the downstream sleep to be cancelled and the run recorded as cancelled",
+          async () => {
+            const [stats, runs] = await Promise.all([readFixtureStats(fxBase), adminRuns(admin, "default", DEV_USER_ID)]);
+            const run = runs.find((candidate) => !before.has(candidate.id));
+            return stats.sleepsCancelled === 1 && run?.outcome === "cancelled" ? { stats, run } : undefined;
+          },
+          10_000,
+          20,
+        );
+        const elapsedMs = performance.now() - abortedAt;
+        await expect(call).rejects.toThrow();
+        console.log(`${kind}: abort to cancelled downstream call and run record in ${Math.round(elapsedMs)} ms`);
+        expect(stats.sleepsCompleted).toBe(0);
+        expect(run.error).toBeNull();
+        expect(elapsedMs).toBeLessThan(1_000);
+      } finally {
+        await client.disconnect();
+      }
+    });
+  }
 });

@@ -66,13 +66,13 @@ export async function readSteps(run: StoredRunRow): Promise<Array<StoredStepRow 
 }
 
 /** Polls until `find` returns a value (bounded); the record is written after the run ends. */
-export async function waitFor<T>(what: string, find: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(what: string, find: () => Promise<T | undefined>, timeoutMs = 15_000, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await find();
     if (found !== undefined) return found;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 
