@@ -39,6 +39,10 @@ export class DownstreamPool implements ToolSource {
   private readonly pins: PinDatabase | undefined;
   private closed = false;
 
+  get skill(): string {
+    return this.options.skill;
+  }
+
   constructor(private readonly options: DownstreamPoolOptions) {
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;

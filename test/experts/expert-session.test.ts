@@ -102,6 +102,9 @@ describe("ExpertSession", () => {
     const dead = await session(alice).callExpert(call(alice, "needs_gone"));
     expect(dead.outcome).toBe("error");
     expect(dead.text).toContain('"gone"');
+    // Points at the route that shows each server's state, for this skill (not /healthz, which is only liveness).
+    expect(dead.text).toContain(`GET /admin/api/skills/${skill}/health`);
+    expect(dead.text).not.toContain("/healthz");
     model = models.play([{ text: "Still fine." }]);
     const alive = await session(alice).callExpert(call(alice, "echoer"));
     expect(alive).toMatchObject({ outcome: "ok", text: "Still fine." });
