@@ -26,7 +26,8 @@ const PUBLIC_PATHS = new Set(["/healthz", DEMO_DOCS_PATH]);
 export default {
   async fetch(request, env, ctx) {
     if (PUBLIC_PATHS.has(new URL(request.url).pathname)) return app.fetch(request, env, ctx);
-    const user = loopbackDevUser(request, env) ?? (await adminTokenUser(request, env));
+    // The token first: a change made with it is authored "admin-token" whether or not sign-in is on.
+    const user = (await adminTokenUser(request, env)) ?? loopbackDevUser(request, env);
     if (user) return app.fetch(request, env, contextWithProps(ctx, user));
     return worker.fetch(request, env, ctx);
   },
