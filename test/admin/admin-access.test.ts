@@ -44,7 +44,7 @@ describe("who may use the admin API", () => {
     const skill = uniqueSkill("token-author");
     const ctx = createExecutionContext();
     const request = new Request(`http://127.0.0.1:8787/admin/api/skills/${skill}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ description: "x" }) });
-    const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, AUTH: "none", ADMIN_TOKEN: TOKEN }, ctx);
+    const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, AUTH: "none", ADMIN_TOKEN: TOKEN } as Env, ctx);
     await waitOnExecutionContext(ctx);
     expect(response.status).toBe(201);
     expect(await listVersions(env.DB, skill)).toMatchObject([{ author: "admin-token" }]);
