@@ -17,7 +17,8 @@ export function adminClient(flags, { env, cwd }) {
     throw new CliError("No Worker URL given.", "Pass --url https://<worker>.workers.dev or set SLIPSNISSE_URL (http://127.0.0.1:8787 for `npm start`).", 2);
   }
   if (!/^https?:\/\//.test(base)) throw new CliError(`The Worker URL "${base}" is not an http(s) URL.`, "Write it like https://slipsnisse.example.workers.dev.", 2);
-  const given = (typeof flags.token === "string" ? flags.token : undefined) ?? env.SLIPSNISSE_ADMIN_TOKEN;
+  // An empty value counts as unset, as for SLIPSNISSE_URL.
+  const given = (typeof flags.token === "string" && flags.token !== "" ? flags.token : undefined) ?? (env.SLIPSNISSE_ADMIN_TOKEN || undefined);
   const local = given === undefined ? localAdminToken(base, cwd) : undefined;
   const token = given ?? local?.token;
 
