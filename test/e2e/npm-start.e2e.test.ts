@@ -116,10 +116,20 @@ describe("npm start (OAuth) and the admin CLI", () => {
     await project?.remove();
   });
 
-  it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
+  it("loads the demo into the empty catalog, and on a restart updates only that demo to the new model choice", async () => {
     start = await startNpmStart(project.dir, await freePort());
+    expect(start.output()).toContain('Catalog:       loaded the demo: expert "ask_docs" uses workers-ai');
+    await start.stop();
+    start = await startNpmStart(project.dir, await freePort(), [], { SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
+    expect(start.output()).toContain('Catalog:       the demo, updated: expert "ask_docs" uses openai-compatible / other');
+    await start.stop();
+  });
+
+  it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
+    start = await startNpmStart(project.dir, await freePort(), [], { DEV_USERS: "alice,bob", SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
     const output = start.output();
-    expect(output).toContain('Catalog:       loaded the demo: expert "ask_docs"');
+    expect(output).toContain('Catalog:       the demo, unchanged: expert "ask_docs" uses openai-compatible / other');
+    expect(output).toContain("Sign-in:       OAuth with the dev identity provider; the consent page offers dev, alice, bob (admin: dev)");
     expect(output).toContain(`Admin CLI:     npx slipsnisse push catalog.json --url http://127.0.0.1:${start.port}\n`);
     const file = await tokenFileOf(project.dir);
     expect(file).toMatchObject({ url: `http://127.0.0.1:${start.port}`, mode: 0o600 });
@@ -131,10 +141,11 @@ describe("npm start (OAuth) and the admin CLI", () => {
 
     const { args } = bannerCliLine(output);
     const pushed = await runCliProcess(args, { cwd: project.dir, env: { SLIPSNISSE_URL: "", SLIPSNISSE_ADMIN_TOKEN: "" } });
-    expect(pushed).toMatchObject({ code: 0, stdout: expect.stringContaining("skill default: saved as version 2") });
+    expect(pushed).toMatchObject({ code: 0, stdout: expect.stringContaining("skill default: saved as version 3") });
     const versions = await versionsOfDefault(`http://127.0.0.1:${start.port}`, file.token);
-    // Both versions were made with the same admin token: the demo and the user's push.
-    expect(versions).toMatchObject([{ author: "admin-token", note: null, current: true }, { author: "admin-token", note: "demo catalog loaded by npm start" }]);
+    // Every version was made with an admin token: the two demos and the user's push.
+    const demo = { author: "admin-token", note: "demo catalog loaded by npm start" };
+    expect(versions).toMatchObject([{ author: "admin-token", note: null, current: true }, demo, demo]);
   });
 
   it("keeps the user's catalog across a restart and honours an ADMIN_TOKEN from .dev.vars", async () => {
@@ -153,7 +164,7 @@ describe("npm start (OAuth) and the admin CLI", () => {
     expect(pulled.code).toBe(0);
     const live = JSON.parse(pulled.stdout) as { skills: Record<string, { experts: Array<{ name: string }> }> };
     expect(live.skills.default?.experts.map((expert) => expert.name)).toEqual(["my_expert"]);
-    expect(await versionsOfDefault(url, own)).toHaveLength(2);
+    expect(await versionsOfDefault(url, own)).toHaveLength(3);
   });
 });
 
