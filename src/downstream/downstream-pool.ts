@@ -39,10 +39,6 @@ export class DownstreamPool implements ToolSource {
   private readonly pins: PinDatabase | undefined;
   private closed = false;
 
-  get skill(): string {
-    return this.options.skill;
-  }
-
   constructor(private readonly options: DownstreamPoolOptions) {
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
@@ -51,6 +47,11 @@ export class DownstreamPool implements ToolSource {
     for (const [serverId, config] of Object.entries(options.servers)) {
       this.entries.set(serverId, newPoolEntry(serverId, config));
     }
+  }
+
+  /** The skill whose servers these are (ToolSource.skill). */
+  get skill(): string {
+    return this.options.skill;
   }
 
   async listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]> {
