@@ -2,6 +2,9 @@
 // endpoint, else Gemini when .dev.vars has a key, else Workers AI (the production default).
 import { readFileSync } from "node:fs";
 
+/** The version note `npm start` gives the demo; it replaces a catalog only while that is still the demo. */
+export const DEMO_NOTE = "demo catalog loaded by npm start";
+
 const base = JSON.parse(readFileSync(new URL("../src/demo/demo-catalog.json", import.meta.url), "utf8"));
 
 export function demoCatalog({ env, devVars }) {

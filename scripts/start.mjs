@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // `npm start`: local D1 migrations, `wrangler dev --local` on 127.0.0.1:8787, then the demo
-// catalog loaded through the admin API. Runs under the project's Node 24 (npm puts
-// node_modules/.bin first on PATH). Ctrl-C stops wrangler and its workerd processes.
+// catalog loaded through the admin API when the catalog is empty. Runs under the project's
+// Node 24 (npm puts node_modules/.bin first on PATH). Ctrl-C stops wrangler and its workerd processes.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { demoCatalog } from "./demo-catalog.mjs";
+import { LOCAL_ADMIN_TOKEN_FILE } from "../src/cli/local-admin-token.mjs";
+import { DEMO_NOTE, demoCatalog } from "./demo-catalog.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const wrangler = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -18,6 +19,7 @@ const remote = process.argv.includes("--remote");
 // no sign-in at all, for tools that cannot do OAuth (also loopback only).
 const open = process.argv.includes("--no-auth");
 const devUser = process.env.DEV_USER ?? "dev";
+const devUsers = (process.env.DEV_USERS ?? "").split(",").map((login) => login.trim()).filter(Boolean);
 const quiet = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
@@ -31,14 +33,30 @@ const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "appl
 });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
-const adminToken = randomBytes(24).toString("base64url");
-// Secrets go through env files (wrangler prints them as hidden), never through --var.
-const tokenDir = mkdtempSync(join(tmpdir(), "slipsnisse-"));
-const tokenFile = join(tokenDir, "admin.env");
-writeFileSync(tokenFile, `ADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
-process.on("exit", () => rmSync(tokenDir, { recursive: true, force: true }));
+const base = `http://127.0.0.1:${port}`;
+const devVarsFile = join(root, ".dev.vars");
+const devVars = existsSync(devVarsFile) ? readFileSync(devVarsFile, "utf8") : "";
+// An ADMIN_TOKEN the user put in .dev.vars is the Worker's token; otherwise one for this run.
+const ownToken = dotenvValue(devVars, "ADMIN_TOKEN");
+const adminToken = ownToken ?? randomBytes(24).toString("base64url");
+// The CLI reads this file for a loopback --url, so the local admin path needs no --token.
+// .wrangler/ is git-ignored; the file is the user's alone.
+const tokenFile = join(root, LOCAL_ADMIN_TOKEN_FILE);
+mkdirSync(dirname(tokenFile), { recursive: true });
+writeFileSync(tokenFile, `${JSON.stringify({ url: base, token: adminToken })}\n`, { mode: 0o600 });
+chmodSync(tokenFile, 0o600);
+
+// Secrets go through env files (wrangler prints them as hidden), never through --var; a later
+// file wins, so the generated token is passed only when .dev.vars has none.
 function secretFiles() {
-  const files = existsSync(join(root, ".dev.vars")) ? [join(root, ".dev.vars"), tokenFile] : [tokenFile];
+  const files = devVars ? [devVarsFile] : [];
+  if (!ownToken) {
+    const dir = mkdtempSync(join(tmpdir(), "slipsnisse-"));
+    const file = join(dir, "admin.env");
+    writeFileSync(file, `ADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    files.push(file);
+  }
   return files.flatMap((file) => ["--env-file", file]);
 }
 // --remote (npm run start:remote): plain `wrangler dev`, which runs the AI binding through
@@ -47,37 +65,77 @@ function secretFiles() {
 const devArgs = [wrangler, "dev", ...(remote ? [] : ["--local"]), "--ip", "127.0.0.1", "--port", String(port),
   "--var", "ENVIRONMENT:local", "--var", `AUTH:${open ? "none" : "oauth"}`, "--var", "IDP:dev",
   "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`,
-  ...(process.env.DEV_USERS ? ["--var", `DEV_USERS:${process.env.DEV_USERS}`] : []), ...secretFiles()];
+  ...(devUsers.length > 0 ? ["--var", `DEV_USERS:${devUsers.join(",")}`] : []), ...secretFiles()];
 const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: "inherit", detached: true });
 const stop = () => { try { process.kill(-dev.pid, "SIGTERM"); } catch {} };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 dev.on("exit", (code) => process.exit(code ?? 0));
 
-const base = `http://127.0.0.1:${port}`;
 await waitForHealth(`${base}/healthz`, 60_000);
-const devVars = existsSync(`${root}/.dev.vars`) ? readFileSync(`${root}/.dev.vars`, "utf8") : "";
 const catalog = demoCatalog({ env: process.env, devVars });
-// The catalog goes in through the admin API with a one-off ADMIN_TOKEN for this process.
-const put = await fetch(`${base}/admin/api/catalog`, {
-  method: "PUT",
-  headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
-  body: JSON.stringify(catalog.document),
-});
-if (!put.ok) {
-  console.error(`Loading the demo catalog failed (${put.status}): ${await put.text()}`);
+let loaded;
+try {
+  loaded = await loadDemoUnlessOwnCatalog(catalog);
+} catch (error) {
+  console.error(`Loading the demo catalog failed: ${error instanceof Error ? error.message : String(error)}`);
   stop();
-} else {
-  console.log(`\nSlipsnisse is running. Demo expert "ask_docs" uses ${catalog.describe}.`);
+}
+if (loaded !== undefined) {
+  const logins = [devUser, ...devUsers.filter((login) => login !== devUser)];
+  console.log(`\nSlipsnisse is running.`);
   console.log(`  MCP endpoint:  ${base}/mcp`);
+  console.log(`  Catalog:       ${loaded}`);
   if (open) {
     console.log(`  Sign-in:       none (--no-auth, loopback only)`);
     console.log(`  List tools:    npx @modelcontextprotocol/inspector --cli ${base}/mcp --transport http --method tools/list`);
+  } else if (logins.length > 1) {
+    console.log(`  Sign-in:       OAuth with the dev identity provider; the consent page offers ${logins.join(", ")} (admin: ${devUser})`);
+    console.log(`  Without OAuth: npm start -- --no-auth`);
   } else {
     console.log(`  Sign-in:       OAuth with the dev identity provider as "${devUser}" (one click on the consent page)`);
     console.log(`  Without OAuth: npm start -- --no-auth`);
   }
+  console.log(`  Admin CLI:     npx slipsnisse push catalog.json --url ${base}`);
+  console.log(`                 (also pull, diff, versions, whoami; the ${ownToken ? "ADMIN_TOKEN from .dev.vars" : "admin token of this run"} is read from ${LOCAL_ADMIN_TOKEN_FILE})`);
   console.log(`  Claude Code:   claude mcp add --transport http slipsnisse ${base}/mcp\n`);
+}
+
+/**
+ * The demo goes only into an empty catalog, or replaces the demo an earlier `npm start` loaded
+ * (so a new model choice applies); a catalog of the user's own is never touched.
+ * @returns {Promise<string>} what the banner says about the catalog
+ */
+async function loadDemoUnlessOwnCatalog({ document, describe }) {
+  const live = await adminApi("GET", "/catalog");
+  const skills = Object.keys(live.skills ?? {});
+  if (skills.length > 0) {
+    const history = skills.length === 1 && skills[0] === "default" ? await adminApi("GET", "/skills/default/versions") : { versions: [] };
+    const current = (history.versions ?? []).find((version) => version.current);
+    if (current?.note !== DEMO_NOTE) return `kept the existing catalog (skills: ${skills.join(", ")}); the demo was not loaded`;
+  }
+  const put = await adminApi("PUT", `/catalog?note=${encodeURIComponent(DEMO_NOTE)}`, document);
+  const changed = (put.skills ?? []).some((skill) => skill.changed);
+  const what = skills.length === 0 ? "loaded the demo" : changed ? "the demo, updated" : "the demo, unchanged";
+  return `${what}: expert "ask_docs" uses ${describe}`;
+}
+
+async function adminApi(method, path, body) {
+  const response = await fetch(`${base}/admin/api${path}`, {
+    method,
+    headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} /admin/api${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/** A KEY=value line of a .dev.vars file, quotes removed; undefined when absent or empty. */
+function dotenvValue(text, key) {
+  const line = text.split(/\r?\n/).find((candidate) => new RegExp(`^\\s*${key}\\s*=`).test(candidate));
+  const value = line?.slice(line.indexOf("=") + 1).trim().replace(/^(["'])(.*)\1$/, "$2");
+  return value ? value : undefined;
 }
 
 async function waitForHealth(url, timeoutMs) {

@@ -34,7 +34,8 @@ export default {
     // origins outside ALLOWED_ORIGINS, so their preflight must refuse them too.
     if (request.method === "OPTIONS" && MCP_PATH.test(pathname)) return mcpPreflight(request, env, MCP_ALLOW);
     if (request.method === "OPTIONS" && SSE_PATH.test(pathname)) return mcpPreflight(request, env, sseAllow(pathname));
-    const user = loopbackDevUser(request, env) ?? (await adminTokenUser(request, env));
+    // The token first: a change made with it is authored "admin-token" whether or not sign-in is on.
+    const user = (await adminTokenUser(request, env)) ?? loopbackDevUser(request, env);
     if (user) return app.fetch(request, env, contextWithProps(ctx, user));
     return worker.fetch(request, env, ctx);
   },

@@ -12,6 +12,7 @@ import { skillRoutes } from "./routes/skill-routes";
 import { statusRoutes } from "./routes/status-routes";
 import { toolChangeRoutes } from "./routes/tool-change-routes";
 import { versionRoutes } from "./routes/version-routes";
+import { whoamiRoutes } from "./routes/whoami-routes";
 
 /**
  * The admin API, mounted at /admin/api. Every route needs the admin role (see admin-auth.ts).
@@ -21,7 +22,7 @@ import { versionRoutes } from "./routes/version-routes";
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes()]) {
+  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes(), whoamiRoutes()]) {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.

@@ -1,7 +1,6 @@
 import { readSecret } from "../env";
+import { ADMIN_API_PREFIX } from "./admin-api-refusal";
 import type { UserProps } from "./user-props";
-
-const ADMIN_API = "/admin/api/";
 
 /**
  * Automation (the CLI, CI) authenticates to the admin API with the ADMIN_TOKEN secret as a
@@ -9,7 +8,7 @@ const ADMIN_API = "/admin/api/";
  * never open the MCP surface, and an unset secret disables it.
  */
 export async function adminTokenUser(request: Request, env: Env): Promise<UserProps | null> {
-  if (!new URL(request.url).pathname.startsWith(ADMIN_API)) return null;
+  if (!new URL(request.url).pathname.startsWith(ADMIN_API_PREFIX)) return null;
   const expected = readSecret(env, "ADMIN_TOKEN");
   const header = request.headers.get("authorization");
   const presented = header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;

@@ -39,7 +39,7 @@ export class DevSignInRefusedError extends SlipsnisseError {
 /** A login was picked on the dev consent page that DEV_USER / DEV_USERS do not list. */
 export class DevUserNotListedError extends SlipsnisseError {
   readonly kind = "dev-user-not-listed";
-  readonly fix = "Pick one of the logins the consent page offers, or add the login to DEV_USERS (a comma list) when you start `wrangler dev`.";
+  readonly fix = "Pick one of the logins the consent page offers, or start with the login in DEV_USERS (`DEV_USERS=alice,bob npm start`).";
   constructor(readonly login: string) {
     super(`The dev identity provider does not sign in "${login}": it is not DEV_USER and not in DEV_USERS.`);
   }

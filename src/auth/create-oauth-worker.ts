@@ -2,6 +2,7 @@ import { getOAuthApi, type OAuthHelpers, OAuthProvider, type OAuthProviderOption
 import { type AuthConfig, type AuthVars, readAuthConfig } from "./auth-config";
 import { createAuthApp, authPaths, grantedScopes } from "./auth-app";
 import { AuthConfigError } from "./auth-errors";
+import { withAdminApiRefusal } from "./admin-api-refusal";
 import { type AuthenticatedApiHandler, guardApiHandler } from "./api-handler-guard";
 import { assertDevAllowed } from "./identity/dev-identity-provider";
 import type { UpstreamFetch } from "./identity/identity-provider";
@@ -89,7 +90,8 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       }
       // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
       // one origin's helpers from leaking into another's requests.
-      return builtFor(config, origin).provider.fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
+      const response = await builtFor(config, origin).provider.fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
+      return withAdminApiRefusal(request, response, env);
     },
     /**
      * The provider's helpers (list/revoke grants, clients) for code outside a request to an

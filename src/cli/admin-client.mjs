@@ -1,22 +1,26 @@
 // @ts-check
 import { CliError } from "./cli-error.mjs";
 import { formatProblems } from "./catalog-validator.mjs";
+import { localAdminToken } from "./local-admin-token.mjs";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * The Worker's admin API. URL and token come from --url/--token or SLIPSNISSE_URL and
- * SLIPSNISSE_ADMIN_TOKEN; a local `npm start` Worker needs no token (loopback dev user).
+ * SLIPSNISSE_ADMIN_TOKEN; for a loopback URL without either token, the one `npm start` wrote.
  * @param {Record<string, unknown>} flags parsed options (--url, --token)
- * @param {Record<string, string | undefined>} env
+ * @param {Pick<import("./io.mjs").CliIo, "env" | "cwd">} io
  */
-export function adminClient(flags, env) {
+export function adminClient(flags, { env, cwd }) {
   const base = ((typeof flags.url === "string" ? flags.url : undefined) ?? env.SLIPSNISSE_URL ?? "").replace(/\/+$/, "");
   if (!base) {
     throw new CliError("No Worker URL given.", "Pass --url https://<worker>.workers.dev or set SLIPSNISSE_URL (http://127.0.0.1:8787 for `npm start`).", 2);
   }
   if (!/^https?:\/\//.test(base)) throw new CliError(`The Worker URL "${base}" is not an http(s) URL.`, "Write it like https://slipsnisse.example.workers.dev.", 2);
-  const token = (typeof flags.token === "string" ? flags.token : undefined) ?? env.SLIPSNISSE_ADMIN_TOKEN;
+  // An empty value counts as unset, as for SLIPSNISSE_URL.
+  const given = (typeof flags.token === "string" && flags.token !== "" ? flags.token : undefined) ?? (env.SLIPSNISSE_ADMIN_TOKEN || undefined);
+  const local = given === undefined ? localAdminToken(base, cwd) : undefined;
+  const token = given ?? local?.token;
 
   /**
    * @param {string} method
@@ -42,16 +46,21 @@ export function adminClient(flags, env) {
       );
     }
     const text = await response.text();
-    /** @type {Record<string, unknown>} */
+    /** @type {Record<string, unknown> | undefined} */
     let parsed;
     try {
       const value = JSON.parse(text);
       parsed = value !== null && typeof value === "object" && !Array.isArray(value) ? value : {};
     } catch {
+      parsed = undefined;
+    }
+    // A refusal of the credentials is one whatever its body (older Workers sent an empty 401).
+    if (response.status === 401 || response.status === 403) throw credentialsRefused(response.status, parsed ?? {}, token === undefined ? "none" : local ? "file" : "given", local?.file);
+    if (parsed === undefined) {
       throw new CliError(`${method} ${url} answered HTTP ${response.status} with something that is not the admin API's JSON.`, "Check that --url points at a Slipsnisse Worker (its base URL, without /admin/api).");
     }
     if (response.ok) return parsed;
-    throw refusal(response.status, parsed, Boolean(token));
+    throw refusal(response.status, parsed);
   }
 
   return {
@@ -66,19 +75,35 @@ export function adminClient(flags, env) {
 }
 
 /**
+ * The Worker's own `{error, fix}` when it sent one: it knows whether it wanted a token, which
+ * kinds it takes and, locally, where `npm start` put its token.
+ * @param {number} status 401 or 403
+ * @param {Record<string, unknown>} body
+ * @param {"none" | "given" | "file"} sent which token went with the request
+ * @param {string | undefined} file the token file read, when sent is "file"
+ */
+function credentialsRefused(status, body, sent, file) {
+  const detail = typeof body.error === "string" ? `: ${body.error}` : "";
+  const what =
+    status === 403
+      ? `The Worker refused this caller (403)${detail}`
+      : sent === "none"
+        ? `The Worker wants an admin token (401)${detail}`
+        : `The Worker refused the admin token${sent === "file" ? ` from ${file}` : ""} (401)${detail}`;
+  const fix =
+    typeof body.fix === "string"
+      ? body.fix
+      : "Pass --token or set SLIPSNISSE_ADMIN_TOKEN to the Worker's ADMIN_TOKEN secret (`npx wrangler secret put ADMIN_TOKEN` sets it). For a local `npm start`, use the URL its banner prints: the CLI then reads the token by itself.";
+  return new CliError(what, fix);
+}
+
+/**
  * @param {number} status
  * @param {Record<string, unknown>} body
- * @param {boolean} sentToken
  */
-function refusal(status, body, sentToken) {
+function refusal(status, body) {
   const error = typeof body.error === "string" ? body.error : `HTTP ${status}`;
   const fix = typeof body.fix === "string" ? body.fix : "";
-  if (status === 401) {
-    return new CliError(
-      sentToken ? "The Worker refused the admin token (401)." : "The Worker wants an admin token (401).",
-      "Pass --token or set SLIPSNISSE_ADMIN_TOKEN to the Worker's ADMIN_TOKEN secret (set it with `npx wrangler secret put ADMIN_TOKEN`).",
-    );
-  }
   const problems = Array.isArray(body.problems) ? body.problems : [];
   if (problems.length > 0) {
     const lines = formatProblems(/** @type {import("./catalog-validator.mjs").CatalogProblem[]} */ (problems));

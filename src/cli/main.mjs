@@ -9,11 +9,12 @@ import { rollback } from "./commands/rollback.mjs";
 import { tenant } from "./commands/tenant.mjs";
 import { validate } from "./commands/validate.mjs";
 import { versions } from "./commands/versions.mjs";
+import { whoami } from "./commands/whoami.mjs";
 
 const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
 
 /** @type {Record<string, (args: string[], flags: Record<string, unknown>, io: import("./io.mjs").CliIo) => Promise<number>>} */
-const COMMANDS = { validate, push, pull, diff, versions, rollback, tenant };
+export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant };
 
 const OPTIONS = /** @type {const} */ ({
   url: { type: "string" },

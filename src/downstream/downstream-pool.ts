@@ -49,6 +49,11 @@ export class DownstreamPool implements ToolSource {
     }
   }
 
+  /** The skill whose servers these are (ToolSource.skill). */
+  get skill(): string {
+    return this.options.skill;
+  }
+
   async listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]> {
     const entry = this.entry(serverId);
     if (entry.tools !== undefined && entry.tools.expiresAt > this.now()) return entry.tools.tools;

@@ -22,6 +22,8 @@ export interface ToolCallOptions {
  * (naming the server) when the server cannot be reached.
  */
 export interface ToolSource {
+  /** The skill whose servers these are, for messages that point at its admin routes. */
+  readonly skill?: string;
   listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]>;
   callTool(
     serverId: string,

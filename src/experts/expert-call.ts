@@ -36,7 +36,8 @@ export interface ExpertCallResult {
   text: string;
   /** For an expert with an `output_schema`: the validated answer, sent as `structuredContent`. */
   structured?: JsonObject;
-  thread: string;
+  /** The conversation's handle; absent when the run had none (a refused continuation, an unknown expert). */
+  thread?: string;
   usage: RunUsage;
 }
 

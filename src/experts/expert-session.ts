@@ -1,3 +1,4 @@
+import type { ModelMessage } from "ai";
 import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
 import type { SkillConfig } from "../catalog/catalog-schema";
@@ -12,7 +13,7 @@ import { UnknownExpertError } from "./runner-errors";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
-import { ThreadStore } from "./session/thread-store";
+import { ThreadStore, UnknownThreadError } from "./session/thread-store";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -43,11 +44,23 @@ export class ExpertSession extends DurableObject<Env> {
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
     if (!skill || !expert) {
       const result = failedRun(new UnknownExpertError(request.skill, request.expert), startedAt);
-      return { runId: request.runId, outcome: result.outcome, text: result.text, thread: request.thread ?? "", usage: result.usage };
+      return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
+    // A handle this session never minted (another user's, or a guess) is refused before the run
+    // row, so it is neither stored in this user's records nor handed back as theirs.
+    let history: ModelMessage[] = [];
+    let refusedThread: unknown;
+    if (request.thread !== undefined) {
+      try {
+        history = this.threads.history(request.thread);
+      } catch (error) {
+        if (!(error instanceof UnknownThreadError)) throw error;
+        refusedThread = error;
+      }
+    }
     // Minted before the run row so the record names the thread a new conversation starts.
-    const threadId = request.thread ?? this.threads.create(expert.name, startedAt);
+    const threadId = refusedThread ? null : (request.thread ?? this.threads.create(expert.name, startedAt));
     const controller = new AbortController();
     this.inFlight.set(request.runId, controller);
     const key = request.mcpRequest ? requestKey(request.mcpRequest) : undefined;
@@ -66,7 +79,7 @@ export class ExpertSession extends DurableObject<Env> {
 
     let result: ExpertRunResult;
     try {
-      const history = request.thread ? this.threads.history(request.thread) : [];
+      if (refusedThread) throw refusedThread;
       const model = await resolveModel(expert, this.env);
       result = await runExpert({
         expert,
@@ -86,7 +99,7 @@ export class ExpertSession extends DurableObject<Env> {
     }
 
     this.runs.finish(request.runId, result, Date.now());
-    if (result.outcome !== "error" && result.messages.length > 0) {
+    if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
       this.threads.append(threadId, result.messages, Date.now());
     }
     const finished = {
@@ -100,7 +113,8 @@ export class ExpertSession extends DurableObject<Env> {
     };
     log("info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
-    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage };
+    const thread = threadId === null ? {} : { thread: threadId };
+    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, ...thread, usage: result.usage };
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */

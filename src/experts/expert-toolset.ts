@@ -56,7 +56,7 @@ export async function buildExpertToolset(
   });
 
   if (toolset.names.length === 0 && toolset.failedServers.length > 0) {
-    throw new ExpertToolsUnavailableError(expert.name, toolset.failedServers);
+    throw new ExpertToolsUnavailableError(expert.name, toolset.failedServers, ctx.source.skill);
   }
   return toolset;
 }

@@ -45,7 +45,7 @@ export class ModelEndpointUnreachableError extends SlipsnisseError {
 export class WorkersAiNeedsRemoteError extends SlipsnisseError {
   readonly kind = "workers-ai-needs-remote";
   readonly fix =
-    "Run `wrangler login` and `npm run start:remote` (or `wrangler dev --remote`), or configure the expert with provider google or openai-compatible.";
+    "Run `npx wrangler login`, then `npm run start:remote` (the AI binding runs remotely, the rest stays local), or configure the expert with provider google or openai-compatible.";
   constructor(readonly ref: ModelRef) {
     super(`Expert "${ref.expert}" uses ${label(ref)}, but the Workers AI binding only runs remotely and this is a local session.`);
   }

@@ -52,7 +52,8 @@ export async function routeExpert(input: ExpertRunInput): Promise<ExpertRunResul
     const calls = step.content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
     const chosen = calls.find((part) => !(part.dynamic && part.invalid));
     const execute = chosen ? tools.tools[chosen.toolName]?.execute : undefined;
-    reportStep(input, 1, describeStep(chosen ? [chosen.toolName] : []), 1);
+    // Only the chosen call runs; the invalid ones are reported as refused.
+    reportStep(input, 1, describeStep(chosen ? [chosen] : calls), 1);
     if (!chosen || !execute) {
       recordRouteStep(recorder, step);
       return routeFailed(end, new RouteWithoutToolCallError(expert.name, calls.map((part) => part.toolName)));

@@ -55,7 +55,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
         currentStep = stepNumber;
       },
       onLanguageModelCallEnd: ({ content }) => {
-        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part.toolName] : []));
+        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
         reportStep(input, currentStep + 1, describeStep(calls));
       },
       onStepEnd: (step) => {

@@ -14,7 +14,7 @@ export const META_OUTCOME = "slipsnisse.dev/outcome";
 export function toToolResult(result: ExpertCallResult, structuredExpected = false): CallToolResult {
   const meta = {
     [META_USAGE]: result.usage,
-    [META_THREAD]: result.thread,
+    ...(result.thread ? { [META_THREAD]: result.thread } : {}),
     [META_RUN]: result.runId,
     [META_OUTCOME]: result.outcome,
   };

@@ -1,8 +1,9 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
 import { describe, expect, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
 import { uniqueSkill } from "../catalog/catalog-test-data";
-import { adminAs } from "./admin-test-client";
+import { admin, adminAs } from "./admin-test-client";
 
 // Not a loopback host: the dev user does not apply, so only a grant or the token gets in.
 const PUBLIC = "https://slipsnisse.example.com/admin/api";
@@ -37,5 +38,28 @@ describe("who may use the admin API", () => {
     );
     expect(response.status).toBe(201);
     expect(await listVersions(env.DB, skill)).toMatchObject([{ version: 1, author: "alice", note: "first cut", current: true }]);
+  });
+
+  it("counts the ADMIN_TOKEN as the same author with and without sign-in (AUTH=none on loopback)", async () => {
+    const skill = uniqueSkill("token-author");
+    const ctx = createExecutionContext();
+    const request = new Request(`http://127.0.0.1:8787/admin/api/skills/${skill}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ description: "x" }) });
+    const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, AUTH: "none", ADMIN_TOKEN: TOKEN } as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(201);
+    expect(await listVersions(env.DB, skill)).toMatchObject([{ author: "admin-token" }]);
+  });
+
+  describe("GET /whoami", () => {
+    it("names a signed-in admin's user id, login, role and identity provider", async () => {
+      const response = await adminAs(new Request(`${PUBLIC}/whoami`), { props: { userId: "dev-alice", login: "alice", role: "admin", idp: "dev" } });
+      expect(await response.json()).toEqual({ userId: "dev-alice", login: "alice", role: "admin", idp: "dev" });
+    });
+
+    it("names the ADMIN_TOKEN caller and the loopback dev user of --no-auth", async () => {
+      const token = await adminAs(new Request(`${PUBLIC}/whoami`, { headers: { authorization: `Bearer ${TOKEN}` } }), { vars: { ADMIN_TOKEN: TOKEN } });
+      expect(await token.json()).toEqual({ userId: "admin-token", login: "admin-token", role: "admin", idp: null });
+      expect(await admin("GET", "/whoami")).toMatchObject({ status: 200, body: { userId: "local:dev", login: "dev", role: "admin", idp: null } });
+    });
   });
 });

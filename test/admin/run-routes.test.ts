@@ -81,6 +81,15 @@ describe("admin runs API", () => {
     expect(answer.body.error).toMatch(message);
   });
 
+  it("says what a user id looks like when ?user= is missing, with ids as the Worker mints them", async () => {
+    const answer = await admin("GET", `/skills/${SKILL}/runs`);
+    const fix = String(answer.body.fix);
+    expect(fix).toContain("dev-alice");
+    expect(fix).toContain("local:dev");
+    expect(fix).toContain("GET /admin/api/whoami");
+    expect(fix).not.toContain("dev:alice");
+  });
+
   it("refuses a signed-in member who is not an admin", async () => {
     const response = await adminAs(new Request(`https://slipsnisse.example.com/admin/api/skills/${SKILL}/runs?user=${encodeURIComponent(USER)}`), {
       props: { userId: "gh:2", login: "bob", role: "member" },

@@ -85,4 +85,32 @@ describe("tokens the API refuses", () => {
     expect(response.status).toBe(400);
     expect(z.object({ error: z.string() }).parse(await response.json()).error).toBe("invalid_target");
   });
+
+  describe("on the admin API", () => {
+    const adminUrl = `${loopbackOrigin}/admin/api/catalog`;
+    const refusalSchema = z.object({ error: z.string().min(1), fix: z.string().min(1) });
+
+    it("answers a request without a token with {error, fix} JSON and keeps the Bearer challenge", async () => {
+      const response = await call(undefined, adminUrl);
+      expectChallenge(response);
+      expect(response.headers.get("Content-Type")).toContain("application/json");
+      const body = refusalSchema.parse(await response.json());
+      expect(body.error).toContain("no Authorization header");
+      expect(body.fix).toContain("ADMIN_TOKEN");
+    });
+
+    it("answers a token it does not know with {error, fix} JSON naming both kinds of token", async () => {
+      const response = await call("not-a-token", adminUrl);
+      expectChallenge(response, "invalid_token");
+      const body = refusalSchema.parse(await response.json());
+      expect(body.error).toContain("not this Worker's ADMIN_TOKEN");
+      expect(body.fix).toContain("sign in again");
+      expect(JSON.stringify(body)).not.toContain("not-a-token");
+    });
+
+    it("leaves the MCP endpoint's challenge as the OAuth clients expect it", async () => {
+      const response = await call();
+      expect(await response.text()).toBe("");
+    });
+  });
 });

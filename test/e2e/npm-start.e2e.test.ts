@@ -1,24 +1,46 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCliProcess } from "./cli/cli-process";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { freePort } from "./harness/free-port";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
-import { isLiveProcess, killProcessGroup, listProcessGroup } from "./harness/process-group";
-import { repoRoot } from "./harness/wrangler-command";
+import { startNpmStart, type NpmStart } from "./harness/npm-start-process";
+import { listProcessGroup } from "./harness/process-group";
+import { snapshotProject, type ProjectSnapshot } from "./harness/project-snapshot";
 
-// The last line of the banner start.mjs prints once the demo catalog is loaded.
-const READY = /Claude Code: .*\n/;
+/** `npx slipsnisse …` as the banner prints it, run as a real process in the project. */
+function bannerCliLine(output: string): { args: string[]; url: string } {
+  const line = /Admin CLI: +npx slipsnisse (.+)\n/.exec(output)?.[1];
+  if (line === undefined) throw new Error(`the banner has no Admin CLI line:\n${output}`);
+  const args = line.trim().split(/\s+/);
+  const url = args[args.indexOf("--url") + 1];
+  if (url === undefined) throw new Error(`the Admin CLI line names no --url: ${line}`);
+  return { args, url };
+}
+
+async function versionsOfDefault(url: string, token: string): Promise<Array<{ author: string; note: string | null; current: boolean }>> {
+  const response = await fetch(`${url}/admin/api/skills/default/versions`, { headers: { authorization: `Bearer ${token}` } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { versions: Array<{ author: string; note: string | null; current: boolean }> }).versions;
+}
+
+async function tokenFileOf(dir: string): Promise<{ url: string; token: string; mode: number }> {
+  const file = join(dir, ".wrangler", "slipsnisse-admin.json");
+  const { url, token } = JSON.parse(await readFile(file, "utf8")) as { url: string; token: string };
+  return { url, token, mode: (await stat(file)).mode & 0o777 };
+}
 
 /**
  * The README's first command, as a user runs it: `npm start` (here with `--no-auth`, since this
  * client does no OAuth, and a local OpenAI-compatible model as the README describes), then the
  * demo expert answers a question by searching the built-in docs server.
  */
-describe("npm start", () => {
+describe("npm start --no-auth", () => {
   let fake: FakeOpenAIServer;
-  let start: ChildProcess;
-  let port: number;
-  let output = "";
+  let project: ProjectSnapshot;
+  let start: NpmStart;
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({
@@ -27,38 +49,21 @@ describe("npm start", () => {
         textReply("Every loop is bounded; running out returns what was gathered."),
       ],
     });
-    port = await freePort();
-    start = spawn(process.execPath, ["scripts/start.mjs", "--no-auth"], {
-      cwd: repoRoot,
-      detached: true,
-      env: { ...process.env, PORT: String(port), SLIPSNISSE_DEMO_BASE_URL: fake.baseURL, SLIPSNISSE_DEMO_MODEL: "fake" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const ready = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`npm start was not ready in 60 s:\n${output.slice(-2000)}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (READY.test(output)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      start.stdout?.on("data", onData);
-      start.stderr?.on("data", onData);
-      start.once("exit", (code) => reject(new Error(`npm start exited early (${code}):\n${output.slice(-2000)}`)));
-    });
-    await ready;
+    project = await snapshotProject();
+    start = await startNpmStart(project.dir, await freePort(), ["--no-auth"], { SLIPSNISSE_DEMO_BASE_URL: fake.baseURL, SLIPSNISSE_DEMO_MODEL: "fake" });
   });
 
   afterAll(async () => {
-    if (start?.pid !== undefined && isLiveProcess(start.pid)) await killProcessGroup(start.pid);
+    await start?.stop();
     await fake?.close();
+    await project?.remove();
   });
 
   it("prints how to connect and serves the demo expert", async () => {
-    expect(output).toContain(`MCP endpoint:  http://127.0.0.1:${port}/mcp`);
-    expect(output).toContain("openai-compatible / fake");
-    const client = await connectMcpClient("v2-2025", `http://127.0.0.1:${port}/mcp`);
+    const output = start.output();
+    expect(output).toContain(`MCP endpoint:  http://127.0.0.1:${start.port}/mcp`);
+    expect(output).toContain('Catalog:       loaded the demo: expert "ask_docs" uses openai-compatible / fake');
+    const client = await connectMcpClient("v2-2025", `http://127.0.0.1:${start.port}/mcp`);
     try {
       expect((await client.listTools()).map((tool) => tool.name)).toEqual(["ask_docs"]);
       const result = await client.callTool("ask_docs", { query: "What happens when a budget runs out?" });
@@ -71,20 +76,95 @@ describe("npm start", () => {
     }
   });
 
+  it("authors the demo version as the admin token, as an OAuth start does", async () => {
+    const { token } = await tokenFileOf(project.dir);
+    expect(await versionsOfDefault(`http://127.0.0.1:${start.port}`, token)).toMatchObject([{ author: "admin-token", current: true }]);
+  });
+
   it("stops wrangler and its workerd processes on Ctrl-C", async () => {
-    const pid = start.pid;
+    const pid = start.child.pid;
     if (pid === undefined) throw new Error("npm start has no pid");
-    const exited = new Promise<number | null>((resolve) => start.once("exit", resolve));
+    const exited = new Promise<number | null>((resolve) => start.child.once("exit", resolve));
     process.kill(pid, "SIGINT");
     await exited;
     // wrangler runs in a process group of its own; the start script must have ended it.
     const deadline = Date.now() + 10_000;
-    let leftovers = listProcessGroup(pid).length + countWranglerOn(port);
+    let leftovers = listProcessGroup(pid).length + countWranglerOn(start.port);
     while (leftovers > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
-      leftovers = countWranglerOn(port);
+      leftovers = countWranglerOn(start.port);
     }
     expect(leftovers).toBe(0);
+  });
+});
+
+/**
+ * The local admin path under the default (OAuth) `npm start`: the CLI line the banner prints
+ * works on the first try, and a restart keeps the user's own catalog.
+ */
+describe("npm start (OAuth) and the admin CLI", () => {
+  let project: ProjectSnapshot;
+  let start: NpmStart | undefined;
+  const own = { skills: { default: { description: "Mine.", experts: [{ name: "my_expert", description: "My own expert.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "unused" }] } } };
+
+  beforeAll(async () => {
+    project = await snapshotProject();
+    await writeFile(join(project.dir, "catalog.json"), JSON.stringify(own, null, 2));
+  });
+  afterAll(async () => {
+    await start?.stop();
+    await project?.remove();
+  });
+
+  it("loads the demo into the empty catalog, and on a restart updates only that demo to the new model choice", async () => {
+    start = await startNpmStart(project.dir, await freePort());
+    expect(start.output()).toContain('Catalog:       loaded the demo: expert "ask_docs" uses workers-ai');
+    await start.stop();
+    start = await startNpmStart(project.dir, await freePort(), [], { SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
+    expect(start.output()).toContain('Catalog:       the demo, updated: expert "ask_docs" uses openai-compatible / other');
+    await start.stop();
+  });
+
+  it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
+    start = await startNpmStart(project.dir, await freePort(), [], { DEV_USERS: "alice,bob", SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
+    const output = start.output();
+    expect(output).toContain('Catalog:       the demo, unchanged: expert "ask_docs" uses openai-compatible / other');
+    expect(output).toContain("Sign-in:       OAuth with the dev identity provider; the consent page offers dev, alice, bob (admin: dev)");
+    expect(output).toContain(`Admin CLI:     npx slipsnisse push catalog.json --url http://127.0.0.1:${start.port}\n`);
+    const file = await tokenFileOf(project.dir);
+    expect(file).toMatchObject({ url: `http://127.0.0.1:${start.port}`, mode: 0o600 });
+    expect(output).not.toContain(file.token);
+    // Sign-in is on: without a token the admin API answers {error, fix}.
+    const refused = await fetch(`http://127.0.0.1:${start.port}/admin/api/catalog`);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: expect.any(String), fix: expect.stringContaining("slipsnisse-admin.json") });
+
+    const { args } = bannerCliLine(output);
+    const pushed = await runCliProcess(args, { cwd: project.dir, env: { SLIPSNISSE_URL: "", SLIPSNISSE_ADMIN_TOKEN: "" } });
+    expect(pushed).toMatchObject({ code: 0, stdout: expect.stringContaining("skill default: saved as version 3") });
+    const versions = await versionsOfDefault(`http://127.0.0.1:${start.port}`, file.token);
+    // Every version was made with an admin token: the two demos and the user's push.
+    const demo = { author: "admin-token", note: "demo catalog loaded by npm start" };
+    expect(versions).toMatchObject([{ author: "admin-token", note: null, current: true }, demo, demo]);
+  });
+
+  it("keeps the user's catalog across a restart and honours an ADMIN_TOKEN from .dev.vars", async () => {
+    await start?.stop();
+    const own = "my-own-admin-token-5b1e";
+    await writeFile(join(project.dir, ".dev.vars"), `ENVIRONMENT=local\nADMIN_TOKEN=${own}\n`);
+    start = await startNpmStart(project.dir, await freePort());
+    expect(start.output()).toContain("Catalog:       kept the existing catalog (skills: default); the demo was not loaded");
+    expect(start.output()).toContain("ADMIN_TOKEN from .dev.vars");
+    const whoami = await fetch(`http://127.0.0.1:${start.port}/admin/api/whoami`, { headers: { authorization: `Bearer ${own}` } });
+    expect(await whoami.json()).toEqual({ userId: "admin-token", login: "admin-token", role: "admin", idp: null });
+    expect((await tokenFileOf(project.dir)).token).toBe(own);
+
+    const { url } = bannerCliLine(start.output());
+    const pulled = await runCliProcess(["pull", "--url", url], { cwd: project.dir, env: { SLIPSNISSE_URL: "", SLIPSNISSE_ADMIN_TOKEN: "" } });
+    expect(pulled.code).toBe(0);
+    const live = JSON.parse(pulled.stdout) as { skills: Record<string, { experts: Array<{ name: string }> }> };
+    expect(live.skills.default?.experts.map((expert) => expert.name)).toEqual(["my_expert"]);
+    expect(await versionsOfDefault(url, own)).toHaveLength(3);
   });
 });
 

@@ -87,10 +87,14 @@ describe("ExpertSession", () => {
     const first = await session(alice).callExpert(call(alice, "echoer"));
     expect(first.thread).toMatch(/^th_/);
     model = models.play([{ text: "must not run" }]);
-    const stolen = await session(bob).callExpert(call(bob, "echoer", { thread: first.thread }));
+    const request = call(bob, "echoer", { thread: first.thread });
+    const stolen = await session(bob).callExpert(request);
     expect(stolen.outcome).toBe("error");
     expect(stolen.text).toContain(`Thread ${first.thread} does not exist`);
     expect(model.doGenerateCalls).toHaveLength(0);
+    // The refused handle is not handed back as if it were Bob's thread, nor stored in his records.
+    expect(stolen.thread).toBeUndefined();
+    expect(await session(bob).run(request.runId)).toMatchObject({ outcome: "error", threadId: null });
   });
 
   it("answers with a tool error naming a dead downstream server, and the session keeps working", async () => {
@@ -98,6 +102,9 @@ describe("ExpertSession", () => {
     const dead = await session(alice).callExpert(call(alice, "needs_gone"));
     expect(dead.outcome).toBe("error");
     expect(dead.text).toContain('"gone"');
+    // Points at the route that shows each server's state, for this skill (not /healthz, which is only liveness).
+    expect(dead.text).toContain(`GET /admin/api/skills/${skill}/health`);
+    expect(dead.text).not.toContain("/healthz");
     model = models.play([{ text: "Still fine." }]);
     const alive = await session(alice).callExpert(call(alice, "echoer"));
     expect(alive).toMatchObject({ outcome: "ok", text: "Still fine." });

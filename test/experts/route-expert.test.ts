@@ -43,12 +43,14 @@ describe("runExpert in route mode", () => {
   it("refuses a non-whitelisted or blocked choice without executing it, and says so", async () => {
     const source = servers();
     const model = scriptedModel([{ calls: [{ name: "docs__delete_all" }, { name: "docs__read" }] }]);
+    const progress: StepProgress[] = [];
     const result = await runExpert({
       expert: routeExpert(),
       toolPolicy: makePolicy({ blocked: ["*__read"] }),
       args: { query: "wipe it" },
       model,
       tools: source,
+      onStep: (p) => progress.push(p),
     });
     expect(result.outcome).toBe("error");
     expect(source.calls).toEqual([]);
@@ -58,6 +60,7 @@ describe("runExpert in route mode", () => {
     expect(result.text).toContain('"docs__delete_all", "docs__read"');
     expect(result.usage.refusedToolCalls).toBe(2);
     expect(result.messages).toEqual([]);
+    expect(progress.map((p) => p.message)).toEqual(["refused docs__delete_all, docs__read (not available to this expert)"]);
   });
 
   it("is an error with a plain message when the model answers in text instead of calling a tool", async () => {

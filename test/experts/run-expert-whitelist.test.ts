@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { StepProgress } from "../../src/experts/expert-types";
 import { runExpert } from "../../src/experts/run-expert";
 import { makeExpert, makePolicy } from "./expert-fixture";
 import { FakeToolSource, textResult } from "./fake-tool-source";
@@ -35,6 +36,21 @@ describe("runExpert tool whitelist", () => {
     expect(outputs).toMatch(/unavailable tool 'docs__delete_all'/);
     expect(outputs).toMatch(/unavailable tool 'web__browse'/);
     expect(model.doGenerateCalls[0]?.tools?.map((t) => t.name).sort()).toEqual(["docs__read", "docs__search"]);
+  });
+
+  it("reports refused calls as refused in progress, never as calling", async () => {
+    const progress: StepProgress[] = [];
+    const model = scriptedModel([
+      { calls: [{ name: "docs__lookup" }] },
+      { calls: [{ name: "docs__search" }, { name: "docs__delete_all" }] },
+      { text: "done" },
+    ]);
+    await runExpert({ expert: makeExpert({ budget: { max_steps: 5 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: servers(), onStep: (p) => progress.push(p) });
+    expect(progress.map((p) => p.message)).toEqual([
+      "refused docs__lookup (not available to this expert)",
+      "calling docs__search; refused docs__delete_all (not available to this expert)",
+      "writing the answer",
+    ]);
   });
 
   it("lets the skill's blocked pattern win over the expert's whitelist", async () => {

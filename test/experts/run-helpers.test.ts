@@ -51,7 +51,8 @@ describe("buildUserMessage and describeStep", () => {
   });
 
   it("describes a step by the tools it calls", () => {
-    expect(describeStep(["a__b", "a__b", "c__d"])).toBe("calling a__b, c__d");
+    expect(describeStep([{ toolName: "a__b" }, { toolName: "a__b" }, { toolName: "c__d" }])).toBe("calling a__b, c__d");
+    expect(describeStep([{ toolName: "a__b", dynamic: true, invalid: true, error: new Error("bad json") }])).toBe("refused a__b (malformed arguments)");
     expect(describeStep([])).toBe("writing the answer");
   });
 });

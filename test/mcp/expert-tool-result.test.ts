@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ExpertCallResult } from "../../src/experts/expert-call";
-import { toToolResult } from "../../src/mcp/expert-tool-result";
+import { META_THREAD, toToolResult } from "../../src/mcp/expert-tool-result";
 
 const usage = { steps: 1, inputTokens: 1, outputTokens: 1, toolCalls: 0, refusedToolCalls: 0, downstreamBytesRead: 0, bytesReturned: 2, elapsedMs: 1, budgetExhausted: null };
 const call = (fields: Partial<ExpertCallResult>): ExpertCallResult => ({ runId: "r", outcome: "ok", text: "{}", thread: "th_1", usage, ...fields });
@@ -22,5 +22,11 @@ describe("toToolResult for structured experts", () => {
   it("a plain expert's answer is unchanged: text plus the thread trailer in one block", () => {
     const result = toToolResult(call({ text: "answer" }));
     expect(result.content).toEqual([{ type: "text", text: 'answer\n\n(thread: th_1 — pass it as "thread" to ask a follow-up)' }]);
+  });
+
+  it("a run without a thread (a refused continuation) names no thread in _meta or the text", () => {
+    const result = toToolResult(call({ outcome: "error", text: "Thread th_x does not exist for this user", thread: undefined }));
+    expect(result._meta).not.toHaveProperty(META_THREAD);
+    expect(JSON.stringify(result.content)).not.toContain("pass it as");
   });
 });

@@ -41,7 +41,7 @@ export function runRoutes(): Hono<AdminEnv> {
 async function sessionParams(c: AdminContext): Promise<{ skill: string; user: string }> {
   const skill = skillParam(c);
   const user = userSchema.safeParse(c.req.query("user"));
-  if (!user.success) throw new InvalidParameterError("user", "query parameter is required: the user id whose runs to read (1-200 characters)", "Add ?user=<user id>, e.g. ?user=dev:alice (the userId in a run record or a grant).");
+  if (!user.success) throw new InvalidParameterError("user", "query parameter is required: the user id whose runs to read (1-200 characters)", "Add ?user=<user id>. Ids are <idp>-<subject> after sign-in (dev-alice, github-<numeric GitHub id>), local:dev under `npm start -- --no-auth`; GET /admin/api/whoami shows your own.");
   // Reading a session of a skill that does not exist would create an empty Durable Object for a typo.
   if (!(await getSkill(c.env.DB, skill))) throw new SkillNotFoundError(skill);
   return { skill, user: user.data };

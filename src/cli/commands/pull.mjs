@@ -11,7 +11,7 @@ import { withProgress } from "../progress.mjs";
  */
 export async function pull(args, flags, io) {
   const [file] = args;
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const catalog = await withProgress(io, `Fetching the catalog from ${client.base}`, () => client.get("/catalog"));
   const text = `${JSON.stringify(catalog, null, 2)}\n`;
   if (!file) {

@@ -19,7 +19,7 @@ export async function push(args, flags, io) {
   if (!checked.ok) {
     throw new CliError(`${file} has ${checked.problems.length} problem(s); nothing was pushed:\n${formatProblems(checked.problems)}`, "Correct each listed path as its fix says, then push again.");
   }
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const note = typeof flags.note === "string" ? `?note=${encodeURIComponent(flags.note)}` : "";
   const skill = flags.skill;
   if (typeof skill === "string") {

@@ -14,7 +14,7 @@ export async function rollback(args, flags, io) {
     throw usageError("rollback needs a version number: `npx slipsnisse rollback 3 --skill default`.", "List them with `npx slipsnisse versions --skill <skill>`.");
   }
   const skill = typeof flags.skill === "string" ? flags.skill : "default";
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const answer = await withProgress(io, `Restoring version ${version} of ${skill}`, () =>
     client.post(`/skills/${encodeURIComponent(skill)}/versions/${version}/restore`),
   );

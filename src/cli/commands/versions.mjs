@@ -7,7 +7,7 @@ import { withProgress } from "../progress.mjs";
  * @param {string[]} _args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function versions(_args, flags, io) {
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const skills =
     typeof flags.skill === "string"
       ? [flags.skill]

@@ -9,6 +9,8 @@ const PROJECT_ENTRIES = [
   "src", "migrations", "wrangler.toml", "package.json", "tsconfig.json", "worker-configuration.d.ts",
   // The demo docs server imports the README as a text module.
   "README.md",
+  // `npm start` itself (start.mjs and the demo catalog it loads).
+  "scripts",
 ];
 
 export interface ProjectSnapshot {
