@@ -9,6 +9,7 @@ import { canonicalResourceRequest } from "./resource-indicator";
 import { refreshMembershipCheck } from "./refresh-membership-check";
 import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
+import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 
 /** Everything under these prefixes needs a valid access token (DESIGN: the MCP surface and admin API). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
@@ -88,7 +89,12 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       }
       // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
       // one origin's helpers from leaking into another's requests.
-      return builtFor(config, origin).provider.fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
+      const { provider, options: providerOpts } = builtFor(config, origin);
+      const canonical = await canonicalResourceRequest(request, origin);
+      if (request.method === "POST" && url.pathname === "/token") {
+        return exchangeBurningFailedCodes(canonical, (exchange) => provider.fetch(exchange, { ...env }, ctx), () => getOAuthApi(providerOpts, env));
+      }
+      return provider.fetch(canonical, { ...env }, ctx);
     },
     /**
      * The provider's helpers (list/revoke grants, clients) for code outside a request to an
@@ -132,6 +138,7 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     // Advertised only when the Worker also has the global_fetch_strictly_public flag (SSRF guard).
     clientIdMetadataDocumentEnabled: true,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
+    onError: markCodeToBurn,
   };
   const authApp = createAuthApp({ config, origin, idp, oauth: (env) => getOAuthApi(providerOpts, env) });
   return providerOpts;
