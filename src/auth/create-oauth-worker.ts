@@ -71,7 +71,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       try {
         config = configFor(env);
       } catch (error) {
-        if (error instanceof AuthConfigError) return messagePage(500, "Slipsnisse is misconfigured", error.toolMessage);
+        if (error instanceof AuthConfigError) return refusal(request, 500, "server_error", "Slipsnisse is misconfigured", error.toolMessage);
         throw error;
       }
       const url = new URL(request.url);
@@ -79,7 +79,9 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
         try {
           assertDevAllowed(config, url.hostname);
         } catch (error) {
-          if (error instanceof DevSignInRefusedError) return messagePage(error.status, "Dev sign-in refused", error.toolMessage);
+          if (error instanceof DevSignInRefusedError) {
+            return refusal(request, error.status, error.status === 500 ? "server_error" : "access_denied", "Dev sign-in refused", error.toolMessage);
+          }
           throw error;
         }
       }
@@ -142,6 +144,24 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
   };
   const authApp = createAuthApp({ config, origin, idp, oauth: (env) => getOAuthApi(providerOpts, env) });
   return providerOpts;
+}
+
+/**
+ * The endpoints that clients, not people, read: OAuth clients parse /register, /token and the
+ * discovery documents as JSON (RFC 6749 §5.2, RFC 7591 §3.2.2), and so do MCP clients on the
+ * API routes. An HTML page there reaches the user as a parse error at best.
+ */
+function answersJson(path: string): boolean {
+  return path === "/token" || path === "/register" || path.startsWith("/.well-known/") || apiRoutes.some((route) => path.startsWith(route.replace(/\/$/, "")));
+}
+
+/** A refusal before the provider runs: `{error, error_description}` for clients, a plain page for a browser. */
+function refusal(request: Request, status: number, code: string, title: string, message: string): Response {
+  if (!answersJson(new URL(request.url).pathname)) return messagePage(status, title, message);
+  return new Response(JSON.stringify({ error: code, error_description: `${title}: ${message}` }), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
 }
 
 /** OAuth 2.1 §5.2 / RFC 9700: bearer tokens in URLs leak into logs and referrers; never accept them. */
