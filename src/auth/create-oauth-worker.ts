@@ -10,6 +10,7 @@ import { refreshMembershipCheck } from "./refresh-membership-check";
 import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
+import { judgeRegistration } from "./redirect-uri-policy";
 
 /** Everything under these prefixes needs a valid access token (DESIGN: the MCP surface and admin API). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
@@ -96,6 +97,10 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       if (request.method === "POST" && url.pathname === "/token") {
         return exchangeBurningFailedCodes(canonical, (exchange) => provider.fetch(exchange, { ...env }, ctx), () => getOAuthApi(providerOpts, env));
       }
+      if (request.method === "POST" && url.pathname === "/register") {
+        const judged = await judgeRegistration(canonical);
+        return judged instanceof Response ? judged : provider.fetch(judged, { ...env }, ctx);
+      }
       return provider.fetch(canonical, { ...env }, ctx);
     },
     /**
@@ -141,6 +146,9 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     clientIdMetadataDocumentEnabled: true,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
     onError: markCodeToBurn,
+    // Native apps (Cursor) receive the code through their own URI scheme (RFC 8252 §7.1);
+    // judgeRegistration and the /authorize handler keep the schemes a browser handles itself out.
+    allowPrivateUseRedirectUris: true,
   };
   const authApp = createAuthApp({ config, origin, idp, oauth: (env) => getOAuthApi(providerOpts, env) });
   return providerOpts;

@@ -100,7 +100,7 @@ describe("authorization requests and grants that are refused", () => {
     expect(real.status).toBe(302);
   });
 
-  it("sends frame-ancestors 'none' and a CSRF-bound form on the consent page naming client, redirect URI and scopes", async () => {
+  it("sends frame-ancestors 'none' and a CSRF-bound form on the consent page naming the team, client, redirect URI and scopes", async () => {
     const { discovery, clientId } = await registered();
     const session = await openConsent(worker, discovery, { clientId, redirectUri: claudeCallback }, randomToken());
     expect(session.consent.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
@@ -108,6 +108,9 @@ describe("authorization requests and grants that are refused", () => {
     expect(html).toContain("Test MCP Client");
     expect(html).toContain(claudeCallback);
     expect(html).toContain("<code>mcp</code>");
+    expect(html).toContain("Slipsnisse of team <strong>default</strong> at <strong>127.0.0.1:8787</strong>");
+    // Allow first: the form's default button, the one Enter submits.
+    expect(html.indexOf('value="approve"')).toBeLessThan(html.indexOf('value="deny"'));
     expect(session.handle.length).toBeGreaterThan(20);
   });
 
