@@ -19,8 +19,8 @@ export interface ConsentPageInput {
  * (self-asserted unless it is a metadata-document client with a verified domain), its full
  * redirect URI and host, a warning when the code goes to an app on this computer (a loopback
  * listener or a native app's own URI scheme), and the scopes. Every value may come from the
- * client, so all of it is escaped. Allow comes first: it is the form's default button (what
- * Enter submits) and styled as the primary action; Deny is the secondary one.
+ * client, so all of it is escaped. Allow comes first, so it is the form's default button, and is
+ * styled as the primary action; Deny is the secondary one.
  */
 export function consentPage(input: ConsentPageInput): Response {
   const { details, team } = input;

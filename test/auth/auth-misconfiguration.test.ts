@@ -13,6 +13,7 @@ const jsonRoutes: [method: string, path: string][] = [
   ["GET", "/.well-known/oauth-protected-resource"],
   ["POST", "/mcp"],
   ["POST", "/s/devops/mcp"],
+  ["GET", "/admin/api/skills"],
 ];
 const pageRoutes: [method: string, path: string][] = [
   ["GET", "/authorize?client_id=x&redirect_uri=https%3A%2F%2Fclaude.ai%2Fcb&response_type=code"],

@@ -154,7 +154,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
       await visible(page.getByText(`Slipsnisse of team ${TENANT} at ${host}`));
       expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Allow Claude to use Slipsnisse as you?");
       expect(await page.title()).toBe(`Authorize Claude for team ${TENANT}`);
-      // The form's default button (CSS :default) is what Enter submits.
+      // CSS :default matches the form's default button (HTML: the first submit button).
       expect(await page.locator("form button:default").allInnerTexts()).toEqual(["Allow"]);
       expect(await page.getByRole("button").allInnerTexts()).toEqual(["Allow", "Deny"]);
       // Serialised into the page (no closure); the Node test's types have no DOM.
