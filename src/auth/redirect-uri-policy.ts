@@ -75,7 +75,7 @@ function refused(why: string): RedirectVerdict {
 
 // Only the field judged here; the provider parses and validates the rest of the metadata.
 const registrationSchema = z.looseObject({ redirect_uris: z.array(z.unknown()) });
-/** The provider's own limit on a registration body. */
+/** The provider's own limit on a registration body, and its answer beyond it. */
 const MAX_REGISTRATION_BYTES = 1024 * 1024;
 
 /**
@@ -87,9 +87,9 @@ const MAX_REGISTRATION_BYTES = 1024 * 1024;
  * Returns the request to pass on (its body re-attached) or the refusal.
  */
 export async function judgeRegistration(request: Request): Promise<Request | Response> {
-  const body = await request.arrayBuffer();
+  const body = await readBounded(request, MAX_REGISTRATION_BYTES);
+  if (body === undefined) return oauthError(413, "invalid_request", `Request payload too large, must be under ${MAX_REGISTRATION_BYTES} bytes`);
   const passOn = new Request(request, { body });
-  if (body.byteLength > MAX_REGISTRATION_BYTES) return passOn;
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder().decode(body));
@@ -101,15 +101,40 @@ export async function judgeRegistration(request: Request): Promise<Request | Res
   for (const [index, uri] of metadata.data.redirect_uris.entries()) {
     if (typeof uri !== "string") continue;
     const verdict = judgeRedirectUri(uri);
-    if (!verdict.ok) return invalidRedirectUri(`redirect_uris[${index}] ${JSON.stringify(uri)} ${verdict.reason}. ${FIX}`);
+    // RFC 7591 §3.2.2.
+    if (!verdict.ok) return oauthError(400, "invalid_redirect_uri", `redirect_uris[${index}] ${JSON.stringify(uri)} ${verdict.reason}. ${FIX}`);
   }
   return passOn;
 }
 
-/** RFC 7591 §3.2.2. */
-function invalidRedirectUri(description: string): Response {
-  return new Response(JSON.stringify({ error: "invalid_redirect_uri", error_description: description }), {
-    status: 400,
+/** The body, or undefined once it passes `limit` bytes (read no further: a body may be endless). */
+async function readBounded(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return body;
+}
+
+function oauthError(status: number, error: string, description: string): Response {
+  return new Response(JSON.stringify({ error, error_description: description }), {
+    status,
     headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
   });
 }

@@ -61,6 +61,18 @@ describe("redirect URIs at registration and authorization", () => {
     });
   }
 
+  it("refuses a registration body over 1 MiB without reading past it, as the provider would", async () => {
+    const discovery = await discover(worker, mcpUrl);
+    const padding = "x".repeat(1024 * 1024);
+    const response = await worker.fetch(discovery.metadata.registration_endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ client_name: padding, redirect_uris: [claudeCallback] }),
+    });
+    expect(response.status).toBe(413);
+    expect(z.object({ error: z.literal("invalid_request") }).parse(await response.json()).error).toBe("invalid_request");
+  });
+
   it("signs Cursor in: the consent page warns that access goes to an app on this computer, the code arrives at cursor:// and buys a token", async () => {
     const discovery = await discover(worker, mcpUrl);
     const clientId = await register(worker, discovery, [CURSOR]);
