@@ -90,18 +90,19 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       if (url.searchParams.has("access_token") && apiRoutes.some((route) => url.pathname.startsWith(route.replace(/\/$/, "")))) {
         return queryTokenRefused(origin);
       }
+      const { provider, options: providerOpts } = builtFor(config, origin);
       // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
       // one origin's helpers from leaking into another's requests.
-      const { provider, options: providerOpts } = builtFor(config, origin);
+      const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
       const canonical = await canonicalResourceRequest(request, origin);
       if (request.method === "POST" && url.pathname === "/token") {
-        return exchangeBurningFailedCodes(canonical, (exchange) => provider.fetch(exchange, { ...env }, ctx), () => getOAuthApi(providerOpts, env));
+        return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
       }
       if (request.method === "POST" && url.pathname === "/register") {
         const judged = await judgeRegistration(canonical);
-        return judged instanceof Response ? judged : provider.fetch(judged, { ...env }, ctx);
+        return judged instanceof Response ? judged : serve(judged);
       }
-      return provider.fetch(canonical, { ...env }, ctx);
+      return serve(canonical);
     },
     /**
      * The provider's helpers (list/revoke grants, clients) for code outside a request to an
