@@ -31,7 +31,7 @@ export function renderPage(title: string, body: string): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}
-code{background:#f3f3f3;padding:0 .25rem;word-break:break-all}.team{color:#555;margin-bottom:0}h1{margin-top:.25rem;line-height:1.25}
+code{background:#f3f3f3;padding:0 .25rem;overflow-wrap:anywhere}.team{color:#555;margin-bottom:0}h1{margin-top:.25rem;line-height:1.25}
 select{font:inherit}
 button{font:inherit;padding:.5rem 1.25rem;margin-right:.5rem;border-radius:6px;cursor:pointer}
 button.primary{background:#1d4ed8;border:1px solid #1d4ed8;color:#fff;font-weight:600}
