@@ -46,8 +46,7 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 
 /** Whether a code may be sent to `uri`, and how it reaches the client. */
 export function judgeRedirectUri(uri: string): RedirectVerdict {
-  // RFC 3986 allows none of these; a parser that trims or drops them would judge another URI.
-  if (/[\s\u0000-\u001f\u007f-\u009f\\]/.test(uri)) return refused("contains whitespace, a control character or a backslash");
+  if (hasStrayCharacter(uri)) return refused("contains whitespace, a control character or a backslash");
   const scheme = SCHEME.exec(uri)?.[1]?.toLowerCase();
   if (!scheme) return refused("is not an absolute URI with a scheme");
   if (BROWSER_SCHEMES.has(scheme)) return refused(`uses the ${scheme}: scheme, which the browser handles itself instead of handing it to your app`);
@@ -64,6 +63,15 @@ export function judgeRedirectUri(uri: string): RedirectVerdict {
     return isLoopbackHost(url.hostname) ? { ok: true, kind: "loopback" } : refused("uses plain http off this computer; the code would cross the network unencrypted");
   }
   return { ok: true, kind: "native-app" };
+}
+
+/** RFC 3986 allows none of these; a parser that trims or drops them would judge another URI. */
+function hasStrayCharacter(uri: string): boolean {
+  for (const char of uri) {
+    const code = char.codePointAt(0) ?? 0;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || char === "\\" || /\s/.test(char)) return true;
+  }
+  return false;
 }
 
 const FIX =

@@ -49,6 +49,8 @@ describe("redirect URIs at registration and authorization", () => {
     "a dangerous URI listed beside a good one": [[claudeCallback, "javascript:alert(1)"], "redirect_uris[1]", /javascript: scheme/],
     "a URI with a fragment": [["https://claude.ai/cb#x"], "redirect_uris[0]", /fragment/],
     "a URI with a leading space": [[" javascript:alert(1)"], "redirect_uris[0]", /whitespace/],
+    "a URI with a control character": [["https://claude.ai/api/\u0000cb"], "redirect_uris[0]", /control character/],
+    "a URI with a backslash (parsers disagree on its host)": [["https://claude.ai\\@attacker.example/cb"], "redirect_uris[0]", /backslash/],
   };
   for (const [name, [uris, path, why]] of Object.entries(refused)) {
     it(`refuses ${name} with invalid_redirect_uri naming the URI, its JSON path and the fix`, async () => {
