@@ -49,7 +49,7 @@ export async function launchChromium(): Promise<Browser> {
  * 3xx is reported, so the redirect watch below would never see it.
  */
 export async function loopbackOnlyContext(browser: Browser): Promise<BrowserContext> {
-  // Port 9 (discard) has no listener here; Chromium answers ERR_PROXY_CONNECTION_FAILED at once.
+  // Nothing listens on port 9 (discard) on a test machine; Chromium answers ERR_PROXY_CONNECTION_FAILED at once.
   return browser.newContext({ proxy: { server: "http://127.0.0.1:9", bypass: "127.0.0.1,localhost,[::1]" } });
 }
 
