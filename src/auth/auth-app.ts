@@ -10,6 +10,7 @@ import { userIdFor } from "./identity/upstream-identity";
 import { isMemberRemoved } from "./member-removals";
 import { decideMembership } from "./membership-policy";
 import { randomToken } from "./pkce";
+import { refusedAtAuthorization } from "./redirect-uri-policy";
 import type { UserProps } from "./user-props";
 
 export interface AuthAppContext {
@@ -36,12 +37,17 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
   const callbackUrl = `${context.origin}/auth/callback`;
 
   app.get("/authorize", async (c) => {
+    // Before the provider, which would redirect its own errors to this very URI.
+    const redirectUri = c.req.query("redirect_uri");
+    const refusedRedirect = redirectUri === undefined ? undefined : refusedAtAuthorization(redirectUri);
+    if (refusedRedirect) return messagePage(400, "This sign-in cannot continue", refusedRedirect);
     try {
       const oauth = context.oauth(c.env);
       const request = await oauth.parseAuthRequest(c.req.raw);
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
-      return consentPage(details, consent.handle, context.idp.name, consent.headers, context.idp.loginChoices);
+      const team = { tenant: c.env.TENANT || "default", host: new URL(context.origin).host };
+      return consentPage({ details, handle: consent.handle, team, providerName: context.idp.name, transactionHeaders: consent.headers, loginChoices: context.idp.loginChoices });
     } catch (error) {
       return authorizationFailure(error);
     }

@@ -31,7 +31,12 @@ export function renderPage(title: string, body: string): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#222}
-code{background:#f3f3f3;padding:0 .25rem}button{font:inherit;padding:.4rem 1rem;margin-right:.5rem}
+code{background:#f3f3f3;padding:0 .25rem;overflow-wrap:anywhere}.team{color:#555;margin-bottom:0}h1{margin-top:.25rem;line-height:1.25}
+select{font:inherit}
+button{font:inherit;padding:.5rem 1.25rem;margin-right:.5rem;border-radius:6px;cursor:pointer}
+button.primary{background:#1d4ed8;border:1px solid #1d4ed8;color:#fff;font-weight:600}
+button.secondary{background:#fff;border:1px solid #888;color:#222}
+button:focus-visible{outline:3px solid #f0a030;outline-offset:2px}.actions{margin-top:1.5rem}
 .warn{background:#fff4e5;padding:.5rem .75rem;border-left:4px solid #f0a030}</style></head>
 <body>${body}</body></html>`;
 }

@@ -11,6 +11,8 @@ import { canonicalResourceRequest } from "./resource-indicator";
 import { refreshMembershipCheck } from "./refresh-membership-check";
 import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
+import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
+import { judgeRegistration } from "./redirect-uri-policy";
 
 /** Everything under these prefixes needs a valid access token: the MCP surface and the admin API (docs/architecture.md#request-path). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
@@ -72,7 +74,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       try {
         config = configFor(env);
       } catch (error) {
-        if (error instanceof AuthConfigError) return messagePage(500, "Slipsnisse is misconfigured", error.toolMessage);
+        if (error instanceof AuthConfigError) return refusal(request, 500, "server_error", "Slipsnisse is misconfigured", error.toolMessage);
         throw error;
       }
       const url = new URL(request.url);
@@ -80,7 +82,9 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
         try {
           assertDevAllowed(config, url.hostname);
         } catch (error) {
-          if (error instanceof DevSignInRefusedError) return messagePage(error.status, "Dev sign-in refused", error.toolMessage);
+          if (error instanceof DevSignInRefusedError) {
+            return refusal(request, error.status, error.status === 500 ? "server_error" : "access_denied", "Dev sign-in refused", error.toolMessage);
+          }
           throw error;
         }
       }
@@ -88,10 +92,19 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
       if (url.searchParams.has("access_token") && apiRoutes.some((route) => url.pathname.startsWith(route.replace(/\/$/, "")))) {
         return queryTokenRefused(origin);
       }
+      const { provider, options: providerOpts } = builtFor(config, origin);
       // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
       // one origin's helpers from leaking into another's requests.
-      const response = await builtFor(config, origin).provider.fetch(await canonicalResourceRequest(request, origin), { ...env }, ctx);
-      return withAdminApiRefusal(request, response, env);
+      const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
+      const canonical = await canonicalResourceRequest(request, origin);
+      if (request.method === "POST" && url.pathname === "/token") {
+        return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
+      }
+      if (request.method === "POST" && url.pathname === "/register") {
+        const judged = await judgeRegistration(canonical);
+        return judged instanceof Response ? judged : serve(judged);
+      }
+      return withAdminApiRefusal(request, await serve(canonical), env);
     },
     /**
      * The provider's helpers (list/revoke grants, clients) for code outside a request to an
@@ -135,9 +148,31 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     // Advertised only when the Worker also has the global_fetch_strictly_public flag (SSRF guard).
     clientIdMetadataDocumentEnabled: true,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
+    onError: markCodeToBurn,
+    // Native apps (Cursor) receive the code through their own URI scheme (RFC 8252 §7.1);
+    // judgeRegistration and the /authorize handler keep the schemes a browser handles itself out.
+    allowPrivateUseRedirectUris: true,
   };
   const authApp = createAuthApp({ config, origin, idp, oauth: (env) => getOAuthApi(providerOpts, env) });
   return providerOpts;
+}
+
+/**
+ * The endpoints that clients, not people, read: OAuth clients parse /register, /token and the
+ * discovery documents as JSON (RFC 6749 §5.2, RFC 7591 §3.2.2), and so do MCP clients on the
+ * API routes. An HTML page there reaches the user as a parse error at best.
+ */
+function answersJson(path: string): boolean {
+  return path === "/token" || path === "/register" || path.startsWith("/.well-known/") || apiRoutes.some((route) => path.startsWith(route.replace(/\/$/, "")));
+}
+
+/** A refusal before the provider runs: `{error, error_description}` for clients, a plain page for a browser. */
+function refusal(request: Request, status: number, code: string, title: string, message: string): Response {
+  if (!answersJson(new URL(request.url).pathname)) return messagePage(status, title, message);
+  return new Response(JSON.stringify({ error: code, error_description: `${title}: ${message}` }), {
+    status,
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
 }
 
 /** OAuth 2.1 §5.2 / RFC 9700: bearer tokens in URLs leak into logs and referrers; never accept them. */

@@ -41,11 +41,34 @@ describe("authorization requests and grants that are refused", () => {
     expect(redirect.searchParams.has("code")).toBe(false);
   });
 
-  it("refuses a code exchange whose PKCE verifier does not match", async () => {
+  // RFC 6749 §10.5, OAuth 2.1 §4.1.3: a code is single-use, and an attempt that fails the
+  // PKCE check is a use. Otherwise whoever intercepted the code could keep guessing.
+  it("refuses a code exchange whose PKCE verifier does not match, and then refuses that code with the right verifier too", async () => {
     const { discovery, clientId } = await registered();
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
-    const response = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: randomToken() });
-    await expectOAuthError(response, 400, "invalid_grant");
+    const exchange = (verifier: string) =>
+      tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: verifier });
+    const wrong = await exchange(randomToken());
+    expect([...wrong.headers.keys()].filter((name) => name.startsWith("x-slipsnisse"))).toEqual([]);
+    await expectOAuthError(wrong, 400, "invalid_grant");
+    await expectOAuthError(await exchange(code.verifier), 400, "invalid_grant");
+  });
+
+  it("burns a code presented without its code_verifier", async () => {
+    const { discovery, clientId } = await registered();
+    const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
+    const missing = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId });
+    await expectOAuthError(missing, 400, "invalid_request");
+    await expectOAuthError(await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: code.verifier }), 400, "invalid_grant");
+  });
+
+  it("keeps a code redeemable when the presented code itself is wrong (a guess at someone's grant burns nothing)", async () => {
+    const { discovery, clientId } = await registered();
+    const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
+    const [userId, grantId] = code.code.split(":");
+    const guess = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: `${userId}:${grantId}:${randomToken()}`, redirect_uri: claudeCallback, client_id: clientId, code_verifier: randomToken() });
+    await expectOAuthError(guess, 400, "invalid_grant");
+    expect(parseTokens(await (await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: code.verifier })).json()).access_token).toBeTruthy();
   });
 
   it("refuses a replayed authorization code", async () => {
@@ -77,7 +100,7 @@ describe("authorization requests and grants that are refused", () => {
     expect(real.status).toBe(302);
   });
 
-  it("sends frame-ancestors 'none' and a CSRF-bound form on the consent page naming client, redirect URI and scopes", async () => {
+  it("sends frame-ancestors 'none' and a CSRF-bound form on the consent page naming the team, client, redirect URI and scopes", async () => {
     const { discovery, clientId } = await registered();
     const session = await openConsent(worker, discovery, { clientId, redirectUri: claudeCallback }, randomToken());
     expect(session.consent.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
@@ -85,6 +108,9 @@ describe("authorization requests and grants that are refused", () => {
     expect(html).toContain("Test MCP Client");
     expect(html).toContain(claudeCallback);
     expect(html).toContain("<code>mcp</code>");
+    expect(html).toContain("Slipsnisse of team <strong>default</strong> at <strong>127.0.0.1:8787</strong>");
+    // Allow first: the form's default button, the one Enter submits.
+    expect(html.indexOf('value="approve"')).toBeLessThan(html.indexOf('value="deny"'));
     expect(session.handle.length).toBeGreaterThan(20);
   });
 

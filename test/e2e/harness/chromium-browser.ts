@@ -4,7 +4,10 @@
  * `fetch` is not proven: Chromium enforces what a fetch ignores (CSP, cookie rules, redirects).
  */
 import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { repoRoot } from "./wrangler-command";
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
 
@@ -38,19 +41,16 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
 /**
- * A fresh browser profile whose requests never leave the machine: a request to any host that is
- * not loopback (a client's https callback such as claude.ai's) is answered here with a stub page.
+ * A fresh browser profile whose requests never leave the machine: every request to a host that
+ * is not loopback (a client's https callback such as claude.ai's) goes to a proxy on a closed
+ * loopback port and fails there. A proxy rather than `context.route`: with request interception
+ * on, Chromium aborts a redirect to a non-http scheme (a native app's `cursor://…`) before the
+ * 3xx is reported, so the redirect watch below would never see it.
  */
 export async function loopbackOnlyContext(browser: Browser): Promise<BrowserContext> {
-  const context = await browser.newContext();
-  await context.route(
-    (url) => !LOOPBACK_HOSTS.has(url.hostname),
-    (route) => route.fulfill({ status: 200, contentType: "text/plain", body: "stub page of a non-loopback host" }),
-  );
-  return context;
+  // Nothing listens on port 9 (discard) on a test machine; Chromium answers ERR_PROXY_CONNECTION_FAILED at once.
+  return browser.newContext({ proxy: { server: "http://127.0.0.1:9", bypass: "127.0.0.1,localhost,[::1]" } });
 }
 
 export interface ClientRedirectWatch {
@@ -90,4 +90,15 @@ export function watchClientRedirect(page: Page, matches: (url: URL) => boolean, 
     };
   });
   return { redirect, stop };
+}
+
+/** Where browser tests leave screenshots for a person to look at (git-ignored). */
+export const artifactsDir = join(repoRoot, "test", "e2e", ".artifacts");
+
+/** A full-page screenshot of `page` as `<name>.png` in {@link artifactsDir}; returns its path. */
+export async function saveScreenshot(page: Page, name: string): Promise<string> {
+  await mkdir(artifactsDir, { recursive: true });
+  const path = join(artifactsDir, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
 }
