@@ -9,11 +9,11 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
-import { UnknownExpertError } from "./runner-errors";
+import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
-import { ThreadStore, UnknownThreadError } from "./session/thread-store";
+import { ThreadStore } from "./session/thread-store";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm

@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from "vitest";
 import { z } from "zod";
 import type { UserProps } from "../../src/auth/user-props";
 import { serveMcp } from "../../src/mcp/mcp-endpoint";
-import { sessionStub } from "../../src/mcp/session-name";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { type ScriptedTurn, useCatalogWithScriptedModels, usage } from "../experts/scripted-model";
 import { callOf, expertOf } from "../resilience/session-helpers";

@@ -73,7 +73,26 @@ async function waitUntilReady(child: ChildProcess, url: string, timeoutMs: numbe
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const projectDir = options.projectDir ?? repoRoot;
   const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
-  await applyMigrations(projectDir, persistDir);
+  try {
+    await applyMigrations(projectDir, persistDir);
+    // freePort's port can be taken by another process before wrangler binds it (parallel runs
+    // on one machine); only that failure is worth another try, on fresh ports.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await launch(projectDir, persistDir, options);
+      } catch (error) {
+        if (attempt >= PORT_ATTEMPTS || !/Address already in use|EADDRINUSE/.test(String(error))) throw error;
+      }
+    }
+  } catch (error) {
+    if (!options.keepState) await rm(persistDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+async function launch(projectDir: string, persistDir: string, options: WranglerDevOptions): Promise<WranglerDev> {
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
@@ -105,8 +124,12 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady(child, `${baseUrl}${options.readyPath ?? "/healthz"}`, options.readyTimeoutMs ?? 30_000, tail);
+    // Another process may have answered on the port while this wrangler failed to bind it.
+    if (child.exitCode !== null || child.signalCode !== null || /Address already in use/.test(tail.text())) {
+      throw new Error(`wrangler dev could not bind its ports:\n${tail.text()}`);
+    }
   } catch (error) {
-    await stop();
+    await killProcessGroup(pgid);
     throw error;
   }
   const startupMs = performance.now() - started;
