@@ -59,7 +59,7 @@ export const expertSchema = z
     provider: z.enum(["workers-ai", "google", "openai-compatible"]).default("workers-ai"),
     model: z.string().min(1).optional(),
     /** For openai-compatible: the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama. */
-    base_url: z.url().optional(),
+    base_url: z.url({ protocol: /^https?$/ }).optional(),
     /** For openai-compatible: the Worker secret holding the API key, if the endpoint needs one. */
     api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
     system_prompt: z.string().max(20_000).optional(),
