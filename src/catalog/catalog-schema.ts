@@ -44,6 +44,13 @@ export const budgetSchema = z
     max_output_tokens: z.number().int().min(16).max(200_000).default(2_048),
     max_tool_calls: z.number().int().min(0).max(200).default(16),
     max_tool_result_bytes: z.number().int().min(256).max(1_000_000).default(16_384),
+    max_input_bytes: z
+      .number()
+      .int()
+      .min(256)
+      .max(1_000_000)
+      .default(32_768)
+      .describe("Largest tool arguments (as JSON, in bytes) the expert accepts; larger calls are refused before the model runs."),
   })
   .strict();
 

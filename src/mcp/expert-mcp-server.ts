@@ -5,6 +5,7 @@ import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/expert-types";
 import { log } from "../observability/logger";
+import { inputOverLimit } from "./expert-input-limit";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "./session-name";
@@ -71,9 +72,14 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
+  const { args, thread } = splitThread(rawArgs);
+  const tooLarge = inputOverLimit(expert, args);
+  if (tooLarge) {
+    log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
+    return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
+  }
   const runId = crypto.randomUUID();
   const stub = sessionStub(env, skill.name, user.userId);
-  const { args, thread } = splitThread(rawArgs);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress =
     progressToken === undefined

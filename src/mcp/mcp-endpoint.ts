@@ -5,6 +5,7 @@ import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { SlipsnisseError } from "../errors";
 import { contextWithProps } from "../execution-context";
 import { buildExpertServer } from "./expert-mcp-server";
+import { readBoundedBody } from "./request-body-limit";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -88,5 +89,11 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const props: RequestProps = { user, skill };
   issuedProps.set(props, props);
-  return handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  let bounded = request;
+  if (request.method === "POST") {
+    const body = await readBoundedBody(request);
+    if (!body.ok) return body.response;
+    bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
+  }
+  return handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));
 }
