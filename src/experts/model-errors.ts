@@ -89,8 +89,14 @@ export class ModelNotFoundError extends SlipsnisseError {
 export class ModelRateLimitedError extends SlipsnisseError {
   readonly kind = "model-rate-limited";
   readonly fix = "Retry in a little while, raise the provider quota, or give the expert a different model.";
-  constructor(readonly ref: ModelRef) {
-    super(`The ${ref.provider} API rate-limited expert "${ref.expert}" (HTTP 429) and retries within its time budget did not succeed.`);
+  constructor(
+    readonly ref: ModelRef,
+    /** Why retrying stopped, when the provider asked for a wait the budget did not have. */
+    readonly waitNote?: string,
+  ) {
+    super(
+      `The ${ref.provider} API rate-limited expert "${ref.expert}" (HTTP 429) and retries within its time budget did not succeed${waitNote ? ` (${waitNote})` : ""}.`,
+    );
   }
 }
 
