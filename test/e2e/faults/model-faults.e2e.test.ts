@@ -53,6 +53,16 @@ describe("model faults end to end", () => {
     return adminRun({ baseUrl: dev.baseUrl }, SKILL, USER, runId);
   };
 
+  /** The Worker's log line holding every fragment; wrangler's output arrives through a pipe, so it is awaited (bounded). */
+  const logLineWith = async (...fragments: string[]): Promise<string | undefined> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const line = dev.logs().split("\n").find((candidate) => fragments.every((fragment) => candidate.includes(fragment)));
+      if (line !== undefined || Date.now() > deadline) return line;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
     fxBase = taggedBase(fixtures.urls.echo, "model-faults");
@@ -101,7 +111,13 @@ describe("model faults end to end", () => {
     expect(text).toMatch(/^answered despite rate limits/);
     expect(fake.requests).toHaveLength(4);
     expect(result._meta?.[USAGE_META]).toMatchObject({ steps: 2, retries: 2, budgetExhausted: null });
-    expect((await recordOf(result)).run).toMatchObject({ outcome: "ok", usage: { retries: 2 } });
+    const { run } = await recordOf(result);
+    expect(run).toMatchObject({ outcome: "ok", usage: { retries: 2 } });
+    // The trace: one log line per retry, and the count on the run's closing line.
+    const finished = await logLineWith(run.id, '"message":"expert run finished"');
+    expect(finished).toContain('"retries":2');
+    const retried = dev.logs().split("\n").filter((line) => line.includes('"message":"model call retried"') && line.includes('"expert":"brisk"'));
+    expect(retried.length).toBeGreaterThanOrEqual(2);
   });
 
   it("waits the Retry-After a rate limit names when it fits, and says so when it does not", async () => {
