@@ -1,6 +1,9 @@
 import type { ExpertConfig } from "../catalog/catalog-schema";
+import { guardedOutboundFetch } from "../downstream/guarded-fetch";
 import { isLocalDevelopment, readSecret } from "../env";
-import { apiKeySecretOf, modelIdOf } from "../experts/model-defaults";
+import { SlipsnisseError } from "../errors";
+import { apiKeySecretOf, modelIdOf, modelRefOf } from "../experts/model-defaults";
+import { UnsafeModelEndpointError } from "../experts/model-errors";
 
 export type ModelStatus = "usable" | "unusable" | "unverified";
 
@@ -81,6 +84,8 @@ async function openAiCompatible(env: Env, expert: ExpertConfig, secret: string |
   if (!expert.base_url) return { status: "unusable", detail: "no base_url: set it to the endpoint, e.g. http://127.0.0.1:11434/v1." };
   const apiKey = secret ? readSecret(env, secret) : undefined;
   const url = `${expert.base_url.replace(/\/+$/, "")}/models`;
+  // The probe goes where the expert's calls go, so it passes the same guard (and says why not).
+  const fetch = guardedOutboundFetch((origin, reason) => new UnsafeModelEndpointError(modelRefOf(expert), origin, reason), env);
   try {
     const response = await fetch(url, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {}, signal: AbortSignal.timeout(REACH_TIMEOUT_MS) });
     await response.body?.cancel();
@@ -90,6 +95,7 @@ async function openAiCompatible(env: Env, expert: ExpertConfig, secret: string |
     }
     return { status: "usable", endpointReachable: true, detail: `the endpoint answered (GET /models: HTTP ${response.status}).` };
   } catch (error) {
+    if (SlipsnisseError.is(error)) return { status: "unusable", endpointReachable: false, detail: error.toolMessage };
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${REACH_TIMEOUT_MS} ms` : "the connection failed";
     return { status: "unusable", endpointReachable: false, detail: `${expert.base_url} is not reachable from the Worker (${reason}). Check base_url and that the server is up and public.` };
   }

@@ -44,6 +44,13 @@ export const budgetSchema = z
     max_output_tokens: z.number().int().min(16).max(200_000).default(2_048),
     max_tool_calls: z.number().int().min(0).max(200).default(16),
     max_tool_result_bytes: z.number().int().min(256).max(1_000_000).default(16_384),
+    max_input_bytes: z
+      .number()
+      .int()
+      .min(256)
+      .max(1_000_000)
+      .default(32_768)
+      .describe("Largest tool arguments (as JSON, in bytes) the expert accepts; larger calls are refused before the model runs."),
   })
   .strict();
 
@@ -59,7 +66,7 @@ export const expertSchema = z
     provider: z.enum(["workers-ai", "google", "openai-compatible"]).default("workers-ai"),
     model: z.string().min(1).optional(),
     /** For openai-compatible: the endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama. */
-    base_url: z.url().optional(),
+    base_url: z.url({ protocol: /^https?$/ }).optional(),
     /** For openai-compatible: the Worker secret holding the API key, if the endpoint needs one. */
     api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
     system_prompt: z.string().max(20_000).optional(),

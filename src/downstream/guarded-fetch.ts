@@ -1,37 +1,44 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
 import { isLocalDevelopment } from "../env";
 import { resolveOverHttps, type HostResolver } from "./host-resolver";
-import { UnsafeDownstreamUrlError } from "./downstream-errors";
-import { assertSafeDownstreamUrl, hostProblem } from "./url-guard";
+import { assertSafeOutboundUrl, hostProblem, refuseDownstreamUrl, type RefuseUrl } from "./url-guard";
+
+/** A fetch both the MCP transports (FetchLike) and the AI SDK providers (typeof fetch) accept. */
+export type OutboundFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** How long a name that resolved to public addresses is trusted before it is looked up again. */
 const RESOLVED_TTL_MS = 60_000;
 
-/**
- * The fetch for URL-addressed downstream servers (SSRF defence, issue "hostile input"): every
- * hop's URL is checked, the host's addresses must all be public, and redirects are followed by
- * hand so each one is checked too. A redirect to another origin is refused rather than
- * followed, because the server's configured headers may carry secrets meant for this origin
- * only.
- */
+/** The fetch for a URL-addressed downstream server; refusals name the server. */
 export function guardedFetch(serverId: string, env: Env, resolve: HostResolver = resolveOverHttps): FetchLike {
+  return guardedOutboundFetch(refuseDownstreamUrl(serverId), env, resolve);
+}
+
+/**
+ * The fetch for every configured outbound endpoint, downstream servers and model base_urls alike
+ * (SSRF defence): every hop's URL is checked, the host's addresses must all be public, and
+ * redirects are followed by hand so each one is checked too. A redirect to another origin is
+ * refused rather than followed, because the configured headers (or a model's API key) may carry
+ * secrets meant for this origin only. `refuse` builds the error that names what was called.
+ */
+export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostResolver = resolveOverHttps): OutboundFetch {
   const trusted = new Map<string, number>();
   return async (input, init) => {
     let request = new Request(input, init);
     for (let hop = 0; ; hop++) {
-      const url = assertSafeDownstreamUrl(serverId, request.url, env);
-      await assertResolvesPublic(serverId, url, env, resolve, trusted);
+      const url = assertSafeOutboundUrl(request.url, env, refuse);
+      await assertResolvesPublic(refuse, url, env, resolve, trusted);
       const response = await fetch(request.clone(), { redirect: "manual" });
       const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
       if (location === null) return response;
       await response.body?.cancel();
       const next = new URL(location, url);
       if (next.origin !== url.origin) {
-        throw new UnsafeDownstreamUrlError(serverId, url.origin, `it redirects to another origin (${next.origin}); set the server's url to the final address`);
+        throw refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
       }
-      if (hop >= MAX_REDIRECTS) throw new UnsafeDownstreamUrlError(serverId, url.origin, `more than ${MAX_REDIRECTS} redirects`);
+      if (hop >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
       request =
         response.status === 303
           ? new Request(next, { method: "GET", headers: request.headers, signal: request.signal })
@@ -41,7 +48,7 @@ export function guardedFetch(serverId: string, env: Env, resolve: HostResolver =
 }
 
 async function assertResolvesPublic(
-  serverId: string,
+  refuse: RefuseUrl,
   url: URL,
   env: Env,
   resolve: HostResolver,
@@ -54,12 +61,12 @@ async function assertResolvesPublic(
   try {
     addresses = await resolve(url.hostname);
   } catch (error) {
-    throw new UnsafeDownstreamUrlError(serverId, url.origin, `its host could not be resolved to check that it is public (${String(error)})`);
+    throw refuse(url.origin, `its host could not be resolved to check that it is public (${String(error)})`);
   }
-  if (addresses.length === 0) throw new UnsafeDownstreamUrlError(serverId, url.origin, "its host has no addresses");
+  if (addresses.length === 0) throw refuse(url.origin, "its host has no addresses");
   for (const address of addresses) {
     const problem = hostProblem(address.includes(":") ? `[${address}]` : address);
-    if (problem) throw new UnsafeDownstreamUrlError(serverId, url.origin, `its host resolves to a ${problem.reason} (${address})`);
+    if (problem) throw refuse(url.origin, `its host resolves to a ${problem.reason} (${address})`);
   }
   trusted.set(url.hostname, Date.now() + RESOLVED_TTL_MS);
 }

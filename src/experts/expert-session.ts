@@ -109,6 +109,7 @@ export class ExpertSession extends DurableObject<Env> {
       outcome: result.outcome,
       steps: result.usage.steps,
       toolCalls: result.usage.toolCalls,
+      retries: result.usage.retries,
       elapsedMs: result.usage.elapsedMs,
     };
     log("info", "expert run finished", finished);

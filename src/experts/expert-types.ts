@@ -24,6 +24,8 @@ export interface RunUsage {
   bytesReturned: number;
   elapsedMs: number;
   budgetExhausted: BudgetKind | null;
+  /** Model calls retried after a rate limit, 5xx or dropped connection. */
+  retries: number;
 }
 
 export interface ToolCallRecord {

@@ -3,13 +3,15 @@ import { SlipsnisseError } from "../errors";
 import type { RunSignals } from "./abort";
 import { describeModelError } from "./describe-model-error";
 import type { TrackedModel } from "./model-fault-tracker";
+import { ModelRetryStoppedError } from "./model-retry";
 import type { RunEnd } from "./run-result";
 
 export type RunEndFields = Omit<RunEnd, "userMessage" | "notes">;
 
 /**
  * How a run whose model call or tool call threw ends: the caller's cancel wins, then the wall
- * clock (naming the provider when it was failing and being retried), then the error itself.
+ * clock (naming the provider when it was failing and being retried), then the error itself
+ * (a retry stopped because its wait would pass the deadline also counts as the clock running out).
  * `gathered` is the answer a timed-out run returns from what it had.
  */
 export function interruptedRunEnd(
@@ -29,5 +31,7 @@ export function interruptedRunEnd(
     return { outcome: "budget_exhausted", exhausted: "timeout", text: gathered() };
   }
   const described = SlipsnisseError.is(error) ? error : describeModelError(error, expert);
-  return { outcome: "error", text: described.toolMessage, error: described };
+  // A retry whose wait did not fit in the time left: the time budget is what ran out.
+  const exhausted = error instanceof ModelRetryStoppedError && error.reason === "deadline" ? { exhausted: "timeout" as const } : {};
+  return { outcome: "error", text: described.toolMessage, error: described, ...exhausted };
 }

@@ -33,6 +33,21 @@ export class MissingBaseUrlError extends SlipsnisseError {
   }
 }
 
+/** An openai-compatible base_url the Worker refuses to call (the same rules as downstream server URLs). */
+export class UnsafeModelEndpointError extends SlipsnisseError {
+  readonly kind = "unsafe-model-endpoint";
+  readonly fix =
+    "Set the expert's base_url to the model endpoint's public https:// URL without user:password (the key goes in the secret named by api_key_secret). Loopback endpoints work only in local development (ENVIRONMENT=local).";
+  constructor(
+    readonly ref: ModelRef,
+    /** Origin only: a URL with credentials in it must not be echoed whole. */
+    readonly origin: string,
+    readonly reason: string,
+  ) {
+    super(`Expert "${ref.expert}" has an unsafe model endpoint (${label(ref)} at ${origin}): ${reason}. Nothing was sent to it.`);
+  }
+}
+
 export class ModelEndpointUnreachableError extends SlipsnisseError {
   readonly kind = "model-unreachable";
   readonly fix: string;
@@ -74,8 +89,14 @@ export class ModelNotFoundError extends SlipsnisseError {
 export class ModelRateLimitedError extends SlipsnisseError {
   readonly kind = "model-rate-limited";
   readonly fix = "Retry in a little while, raise the provider quota, or give the expert a different model.";
-  constructor(readonly ref: ModelRef) {
-    super(`The ${ref.provider} API rate-limited expert "${ref.expert}" (HTTP 429) and retries within its time budget did not succeed.`);
+  constructor(
+    readonly ref: ModelRef,
+    /** Why retrying stopped, when the provider asked for a wait the budget did not have. */
+    readonly waitNote?: string,
+  ) {
+    super(
+      `The ${ref.provider} API rate-limited expert "${ref.expert}" (HTTP 429) and retries within its time budget did not succeed${waitNote ? ` (${waitNote})` : ""}.`,
+    );
   }
 }
 

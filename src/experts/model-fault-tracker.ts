@@ -8,9 +8,9 @@ export interface TrackedModel {
 }
 
 /**
- * Remembers the last failed model call. The AI SDK retries 429/5xx inside generateText and only
- * reports the error when retries end, so when the run's clock cuts a retry short this is how the
- * runner can still say the provider was failing rather than just "timeout".
+ * Remembers the last failed model call. Retries (model-retry.ts) report an error only when they
+ * end, so when the run's clock cuts a retry wait short this is how the runner can still say the
+ * provider was failing rather than just "timeout".
  */
 export function trackModelFaults(model: LanguageModel): TrackedModel {
   let failure: unknown;

@@ -1,8 +1,9 @@
 import type { LanguageModel } from "ai";
 import type { ExpertConfig } from "../catalog/catalog-schema";
+import { guardedOutboundFetch } from "../downstream/guarded-fetch";
 import { readSecret } from "../env";
 import { GOOGLE_API_KEY_SECRET, modelIdOf, modelRefOf } from "./model-defaults";
-import { MissingBaseUrlError, MissingModelApiKeyError } from "./model-errors";
+import { MissingBaseUrlError, MissingModelApiKeyError, UnsafeModelEndpointError } from "./model-errors";
 import { modelResolverOverride } from "./model-resolver-override";
 
 /**
@@ -69,7 +70,9 @@ async function buildModel(expert: ExpertConfig, env: Env, modelId: string, apiKe
     }
     case "openai-compatible": {
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
-      const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: expert.base_url ?? "", ...(apiKey ? { apiKey } : {}) });
+      // A base_url is an outbound endpoint like a downstream server: the same SSRF guard, every hop.
+      const fetch = guardedOutboundFetch((origin, reason) => new UnsafeModelEndpointError(modelRefOf(expert), origin, reason), env);
+      const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: expert.base_url ?? "", fetch, ...(apiKey ? { apiKey } : {}) });
       return provider.chatModel(modelId);
     }
   }

@@ -1,16 +1,22 @@
 import type { ModelMessage } from "ai";
+import { log } from "../observability/logger";
 import { raceWithSignal, runSignals } from "./abort";
 import { buildExpertToolset, type ExpertToolset } from "./expert-toolset";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import type { RunEndFields } from "./interrupted-run";
+import { modelRefOf } from "./model-defaults";
 import { trackModelFaults } from "./model-fault-tracker";
+import { retryModelCalls } from "./model-retry";
 import { RunBudget } from "./run-budget";
 import { RunRecorder } from "./run-recorder";
 import { assembleResult } from "./run-result";
 import { buildUserMessage } from "./user-message";
 
-/** Provider retries (429, 5xx) back off 2 s, then 4 s; the run's signal cuts the wait short. */
-export const MODEL_MAX_RETRIES = 2;
+/**
+ * The AI SDK's own retries are off: model-retry.ts retries inside the run's deadline instead,
+ * honouring Retry-After and counting each retry in the run's usage.
+ */
+export const MODEL_MAX_RETRIES = 0;
 
 /**
  * What every run mode starts with: the wall-clock and caller signals, the budget, the recorder,
@@ -23,7 +29,18 @@ export function openRun(input: ExpertRunInput) {
   const budget = new RunBudget(input.expert.budget);
   const recorder = new RunRecorder();
   const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
+  // The tracker sits inside the retries so it sees every failed attempt, also one whose retry
+  // wait the run's clock cut short.
   const tracked = trackModelFaults(input.model);
+  const ref = modelRefOf(input.expert);
+  const model = retryModelCalls(tracked.model, {
+    deadline: startedAt + input.expert.budget.timeout_ms,
+    signal: signals.signal,
+    onRetry: (retry) => {
+      recorder.modelRetries++;
+      log("warn", "model call retried", { expert: ref.expert, provider: ref.provider, model: ref.model, ...retry });
+    },
+  });
   let toolset: ExpertToolset | undefined;
   return {
     signals,
@@ -31,6 +48,8 @@ export function openRun(input: ExpertRunInput) {
     recorder,
     userMessage,
     tracked,
+    /** The expert's model with fault tracking and deadline-aware retries: what the loop calls. */
+    model,
     /** The expert's whitelisted tools, once loaded (undefined if loading failed or was cut short). */
     toolset: (): ExpertToolset | undefined => toolset,
     async loadToolset(): Promise<ExpertToolset> {

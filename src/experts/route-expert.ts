@@ -19,13 +19,13 @@ import { describeStep, reportStep } from "./step-progress";
 export async function routeExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
   const { expert } = input;
   const run = openRun(input);
-  const { signals, budget, recorder, userMessage, tracked, end } = run;
+  const { signals, budget, recorder, userMessage, tracked, model, end } = run;
 
   try {
     const tools = await run.loadToolset();
     if (tools.names.length === 0) return routeFailed(end, new RouteWithoutToolCallError(expert.name, []));
     const call = generateText({
-      model: tracked.model,
+      model,
       instructions: expert.system_prompt ?? routeSystemPrompt,
       messages: [...(input.history ?? []), userMessage],
       tools: withoutExecute(tools.tools),

@@ -25,7 +25,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   const { expert } = input;
   const limits = expert.budget;
   const run = openRun(input);
-  const { signals, budget, recorder, userMessage, tracked, end } = run;
+  const { signals, budget, recorder, userMessage, tracked, model, end } = run;
   const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
 
   try {
@@ -34,7 +34,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
     let currentStep = 0;
     const loop = generateText({
-      model: tracked.model,
+      model,
       instructions,
       messages: [...(input.history ?? []), userMessage],
       tools: tools.tools,

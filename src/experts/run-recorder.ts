@@ -20,6 +20,8 @@ export class RunRecorder {
   outputTokens = 0;
   downstreamBytesRead = 0;
   invalidInputs = 0;
+  /** Model calls retried (rate limits, 5xx, dropped connections) inside the run's deadline. */
+  modelRetries = 0;
   readonly invalidInputTools: string[] = [];
   lastText = "";
 

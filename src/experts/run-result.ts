@@ -32,6 +32,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
       bytesReturned: utf8Bytes(end.text),
       elapsedMs: Date.now() - startedAt,
       budgetExhausted: end.exhausted ?? null,
+      retries: recorder.modelRetries,
     },
     steps: recorder.steps,
     ...(end.structured ? { structured: end.structured } : {}),

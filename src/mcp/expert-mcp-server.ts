@@ -5,6 +5,7 @@ import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/expert-types";
 import { log } from "../observability/logger";
+import { inputOverLimit } from "./expert-input-limit";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
@@ -78,12 +79,17 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
+  const { args, thread } = splitThread(rawArgs);
+  const tooLarge = inputOverLimit(expert, args);
+  if (tooLarge) {
+    log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
+    return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
+  }
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
   const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
-  const { args, thread } = splitThread(rawArgs);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress =
     progressToken === undefined

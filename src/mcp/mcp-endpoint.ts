@@ -8,6 +8,7 @@ import { browserOriginRefusal } from "./browser-origin";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";
+import { readBoundedBody } from "./request-body-limit";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -103,8 +104,15 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   const connection = request.headers.get("mcp-session-id") ?? undefined;
   const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
-  const cancels = await cancelledRequestIds(request);
-  const response = await handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
+  let bounded = request;
+  let cancels: Array<string | number> = [];
+  if (request.method === "POST") {
+    const body = await readBoundedBody(request);
+    if (!body.ok) return body.response;
+    cancels = cancelledRequestIds(body.bytes);
+    bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
+  }
+  const response = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));
   // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
   // instance that never saw the call and aborts nothing there: the caller's own session (the
   // path's skill, the signed-in user) finds the run by request id. Only once the handler has

@@ -38,6 +38,21 @@ describe("the whole catalog", () => {
     expect(await listVersions(env.DB, skill)).toEqual([]);
     expect(await env.CACHE.get(compiledSkillKey(skill))).toBeNull();
   });
+
+  it("refuses a model base_url that is not an https endpoint, at its path, and saves nothing", async () => {
+    const skill = uniqueSkill("base-url");
+    const model = (base_url: string) => ({ name: "ask", description: "d", provider: "openai-compatible", model: "m", base_url });
+    for (const base_url of ["ftp://models.example.com/v1", "javascript:alert(1)", "https://10.1.2.3/v1"]) {
+      for (const [method, path] of [["POST", "/validate"], ["PUT", `/skills/${skill}`]] as const) {
+        const answer = await admin(method, path, method === "POST" ? { skills: { [skill]: { experts: [model(base_url)] } } } : { experts: [model(base_url)] });
+        expect(answer.status, `${method} ${path} ${base_url}`).toBe(400);
+        const problem = answer.problems?.find((p) => p.path.endsWith(".experts[0].base_url"));
+        expect(problem?.message).toContain("model endpoint `base_url`");
+        expect(problem?.fix).toContain("https://");
+      }
+    }
+    expect(await listVersions(env.DB, skill)).toEqual([]);
+  });
 });
 
 describe("versions and rollback", () => {

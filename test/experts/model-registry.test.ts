@@ -64,6 +64,31 @@ describe("resolveModel", () => {
     expect(result.text).toContain("Is the server running?");
   }, 30_000);
 
+  describe("openai-compatible: base_url is guarded like a downstream server URL", () => {
+    const production: Env = { ...env, ENVIRONMENT: "production" };
+    const cases: Array<[string, Env, string]> = [
+      ["https://10.0.0.5/v1", production, "private address"],
+      ["https://169.254.169.254/v1", production, "link-local"],
+      ["http://127.0.0.1:11434/v1", production, "loopback address"],
+      // A catalog stored before base_url was checked at validation still cannot reach these.
+      ["ftp://models.example.com/v1", env, "ftp: is not http(s)"],
+      ["https://key:hunter2@models.example.com/v1", env, "credentials in the URL"],
+    ];
+    for (const [baseUrl, target, reason] of cases) {
+      it(`${baseUrl} (${target.ENVIRONMENT}) is refused with a tool error naming the model endpoint, before any request`, async () => {
+        const expert = { ...makeExpert({ provider: "openai-compatible", model: "llama3" }), base_url: baseUrl };
+        const model = await resolveModel(expert, target);
+        const result = await runExpert({ expert, toolPolicy: makePolicy(), args: { query: "q" }, model, tools: noTools() });
+        expect(result).toMatchObject({ outcome: "error", error: { kind: "unsafe-model-endpoint" } });
+        expect(result.text).toContain('Expert "research" has an unsafe model endpoint');
+        expect(result.text).toContain(reason);
+        expect(result.text).toContain("base_url");
+        expect(result.text).not.toMatch(/retry later/i);
+        expect(result.text).not.toContain("hunter2");
+      });
+    }
+  });
+
   it("workers-ai in a local session: the binding error says to run remotely or use another provider", async () => {
     const expert = makeExpert();
     const model = await resolveModel(expert, env);

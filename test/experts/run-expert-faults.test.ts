@@ -66,11 +66,49 @@ describe("runExpert faults", () => {
     expect(model.doGenerateCalls).toHaveLength(1); // 401 is not retried
   });
 
-  it("retries a 429 with backoff and completes when the provider recovers", async () => {
+  it("retries a 429 after the Retry-After it names and completes when the provider recovers", async () => {
     const model = scriptedModel([() => Promise.reject(apiError(429, { "retry-after-ms": "50" })), { text: "recovered" }]);
     const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
-    expect(result).toMatchObject({ outcome: "ok", text: "recovered" });
+    expect(result).toMatchObject({ outcome: "ok", text: "recovered", usage: { retries: 1 } });
     expect(model.doGenerateCalls).toHaveLength(2);
+  });
+
+  it("a 429 before every step's answer is retried inside a 4 s budget, and the retries are counted", async () => {
+    // The AI SDK's own retries waited 2 s each, so two rate-limited steps outlasted the budget.
+    const rateLimited = () => Promise.reject(apiError(429));
+    const model = scriptedModel([rateLimited, { calls: [{ name: "docs__search", input: { q: "x" } }] }, rateLimited, { text: "answered" }]);
+    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 4_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    expect(result).toMatchObject({ outcome: "ok", text: "answered", usage: { steps: 2, retries: 2, budgetExhausted: null } });
+    expect(model.doGenerateCalls).toHaveLength(4);
+  });
+
+  it("a Retry-After longer than the time left ends the run at once as rate-limited, without a retry", async () => {
+    const model = scriptedModel([() => Promise.reject(apiError(429, { "retry-after": "30" })), { text: "never" }]);
+    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 4_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    expect(result).toMatchObject({ outcome: "error", error: { kind: "model-rate-limited" }, usage: { retries: 0, budgetExhausted: "timeout" } });
+    expect(result.text).toContain("asked to wait 30000 ms");
+    expect(model.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("a caller's cancel during a retry wait ends the run as cancelled without another attempt", async () => {
+    const controller = new AbortController();
+    const model = scriptedModel([
+      () => {
+        setTimeout(() => controller.abort(new DOMException("client went away", "AbortError")), 50);
+        return Promise.reject(apiError(503, { "retry-after-ms": "5000" }));
+      },
+      { text: "never" },
+    ]);
+    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 20_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs(), signal: controller.signal });
+    expect(result.outcome).toBe("cancelled");
+    expect(model.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("a non-retryable provider error is not retried", async () => {
+    const model = scriptedModel([() => Promise.reject(apiError(400)), { text: "never" }]);
+    const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    expect(result).toMatchObject({ outcome: "error", usage: { retries: 0 } });
+    expect(model.doGenerateCalls).toHaveLength(1);
   });
 
   it("stops retrying a provider outage at the run's time budget", async () => {
@@ -82,7 +120,7 @@ describe("runExpert faults", () => {
     expect(result.usage.budgetExhausted).toBe("timeout");
     expect(model.doGenerateCalls).toHaveLength(1);
     // The orchestrator learns the provider was failing, not just that time ran out.
-    expect(result).toMatchObject({ outcome: "error", error: { kind: "model-provider-failed" } });
+    expect(result).toMatchObject({ outcome: "error", error: { kind: "model-provider-failed" }, usage: { retries: 0 } });
     expect(result.text).toContain("HTTP 503");
   });
 

@@ -1,6 +1,7 @@
 import { TOOL_NAME_PATTERN } from "../catalog-schema";
 import type { PathSegment } from "../catalog-problems";
 import { checkArgumentsSchema, checkObjectSchema } from "./arguments-schema-check";
+import { checkEndpointUrl } from "./endpoint-url-check";
 import type { FindingSink } from "./finding-sink";
 import { suggestToolName } from "./name-suggestions";
 import { arrayItems, isRawObject, objectEntries, stringAt, type RawObject } from "./raw-json";
@@ -75,6 +76,8 @@ function checkProvider(expert: RawObject, expertPath: PathSegment[], sink: Findi
       "provider `openai-compatible` needs `base_url`, the endpoint to send requests to",
       'set `base_url`, e.g. "http://127.0.0.1:11434/v1" for Ollama or "https://openrouter.ai/api/v1", and `api_key_secret` if it needs a key',
     );
+  } else if (provider === "openai-compatible") {
+    checkEndpointUrl(expert.base_url, "model", [...expertPath, "base_url"], sink);
   } else if ((provider === "google" || provider === "workers-ai") && hasBaseUrl) {
     sink.add(
       [...expertPath, "base_url"],

@@ -1,5 +1,6 @@
 import { SERVER_ID_PATTERN } from "../catalog-schema";
 import type { PathSegment } from "../catalog-problems";
+import { checkEndpointUrl } from "./endpoint-url-check";
 import type { FindingSink } from "./finding-sink";
 import { checkHeaders } from "./header-checks";
 import { suggestServerId } from "./name-suggestions";
@@ -21,6 +22,8 @@ export function checkServers(servers: unknown, at: readonly PathSegment[], sink:
         "set `url` to the server's https MCP endpoint (Streamable HTTP or legacy SSE), or `binding` to a service binding of a Worker that serves MCP",
       );
     }
+    // A service binding's url only supplies the path; nothing is fetched from its host.
+    if (server.binding === undefined) checkEndpointUrl(server.url, "server", [...serverPath, "url"], sink);
     checkHeaders(id, server.headers, [...serverPath, "headers"], sink);
   }
 }

@@ -21,6 +21,7 @@ export function failedRun(error: unknown, startedAt: number): ExpertRunResult {
       bytesReturned: 0,
       elapsedMs: Date.now() - startedAt,
       budgetExhausted: null,
+      retries: 0,
     },
   };
 }

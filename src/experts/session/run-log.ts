@@ -95,6 +95,12 @@ type StepRow = {
   text: string; tool_calls: string;
 };
 
+/** Rows written before retries were counted have none. */
+function storedUsage(json: string): RunUsage {
+  const usage = JSON.parse(json) as Omit<RunUsage, "retries"> & { retries?: number };
+  return { ...usage, retries: usage.retries ?? 0 };
+}
+
 function toStoredRun(row: RunRow): StoredRun {
   return {
     id: row.id,
@@ -107,7 +113,7 @@ function toStoredRun(row: RunRow): StoredRun {
     model: row.model,
     outcome: row.outcome as StoredRun["outcome"],
     error: row.error,
-    usage: row.usage === null ? null : (JSON.parse(row.usage) as RunUsage),
+    usage: row.usage === null ? null : storedUsage(row.usage),
     startedAt: row.started_at,
     endedAt: row.ended_at,
   };

@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import { browserOriginRefusal } from "../browser-origin";
+import { readBoundedBody } from "../request-body-limit";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
@@ -28,7 +29,9 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     if (!sessionId || !/^[0-9a-f-]{36}$/.test(sessionId)) {
       return Response.json({ error: "Missing or malformed sessionId." }, { status: 400 });
     }
-    const body: unknown = await request.json().catch(() => undefined);
+    const bounded = await readBoundedBody(request);
+    if (!bounded.ok) return bounded.response;
+    const body = parseJson(bounded.bytes);
     if (body === undefined) return Response.json({ error: "The body must be a JSON-RPC message." }, { status: 400 });
     const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);
     return status === 202 ? new Response("Accepted", { status }) : Response.json({ error: sseError(status) }, { status });
@@ -40,6 +43,15 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
 /** The methods an SSE path supports: GET opens the stream, POST delivers to `/message`. */
 export function sseAllow(pathname: string): string {
   return pathname.endsWith("/message") ? "POST, OPTIONS" : "GET, OPTIONS";
+}
+
+/** Shape is checked by the session (parseJSONRPCMessage); here only whether it is JSON at all. */
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function sseError(status: number): string {

@@ -12,6 +12,8 @@ const SKILL = "default";
 // With AUTH=none every loopback request is the local dev user (admin), whose session holds the runs.
 const USER = "local:dev";
 const HASTY_TIMEOUT_MS = 1_500;
+const BRISK_TIMEOUT_MS = 4_000;
+const USAGE_META = "slipsnisse.dev/usage";
 const RUN_META = "slipsnisse.dev/run";
 
 const budget = { max_steps: 6, timeout_ms: 20_000, max_output_tokens: 2_048, max_tool_calls: 6, max_tool_result_bytes: 4_096 };
@@ -51,6 +53,16 @@ describe("model faults end to end", () => {
     return adminRun({ baseUrl: dev.baseUrl }, SKILL, USER, runId);
   };
 
+  /** The Worker's log line holding every fragment; wrangler's output arrives through a pipe, so it is awaited (bounded). */
+  const logLineWith = async (...fragments: string[]): Promise<string | undefined> => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const line = dev.logs().split("\n").find((candidate) => fragments.every((fragment) => candidate.includes(fragment)));
+      if (line !== undefined || Date.now() > deadline) return line;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
     fxBase = taggedBase(fixtures.urls.echo, "model-faults");
@@ -59,7 +71,7 @@ describe("model faults end to end", () => {
       skills: {
         [SKILL]: {
           servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [expert("steady", fake.baseURL), expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS), expert("unplugged", `${fixtures.urls.dead}/v1`)],
+          experts: [expert("steady", fake.baseURL), expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS), expert("brisk", fake.baseURL, BRISK_TIMEOUT_MS), expert("unplugged", `${fixtures.urls.dead}/v1`)],
         },
       },
     });
@@ -81,11 +93,48 @@ describe("model faults end to end", () => {
       expect(result.isError ?? false).toBe(false);
       expect(text).toMatch(new RegExp(`^answer after a ${status}`));
       expect(fake.requests).toHaveLength(2);
-      // One backoff (about 2 s), well inside the 20 s budget.
+      // One backoff (a few hundred ms), well inside the 20 s budget.
       expect(elapsedMs).toBeLessThan(10_000);
+      expect(result._meta?.[USAGE_META]).toMatchObject({ retries: 1 });
       expect((await recordOf(result)).run).toMatchObject({ outcome: "ok", error: null });
     });
   }
+
+  it("a 429 before every step's 200 still answers inside a 4 s budget, with the retries in usage and the run record", async () => {
+    // With the AI SDK's flat 2 s retry waits, two rate-limited steps ran out the 4 s budget.
+    fake.reset((request, i) => {
+      if (i % 2 === 0) return errorReply(429, "slow down");
+      return toolResultMessages(request).length === 0 ? toolCallsReply({ name: "fx__echo", arguments: { text: "ping" } }) : textReply("answered despite rate limits");
+    });
+    const { result, text } = await call("brisk", "rate-limited at every step");
+    expect(result.isError ?? false).toBe(false);
+    expect(text).toMatch(/^answered despite rate limits/);
+    expect(fake.requests).toHaveLength(4);
+    expect(result._meta?.[USAGE_META]).toMatchObject({ steps: 2, retries: 2, budgetExhausted: null });
+    const { run } = await recordOf(result);
+    expect(run).toMatchObject({ outcome: "ok", usage: { retries: 2 } });
+    // The trace: one log line per retry, and the count on the run's closing line.
+    const finished = await logLineWith(run.id, '"message":"expert run finished"');
+    expect(finished).toContain('"retries":2');
+    const retried = dev.logs().split("\n").filter((line) => line.includes('"message":"model call retried"') && line.includes('"expert":"brisk"'));
+    expect(retried.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("waits the Retry-After a rate limit names when it fits, and says so when it does not", async () => {
+    fake.reset([errorReply(429, "slow down", { "retry-after": "1" }), textReply("answered after the asked wait")]);
+    const fits = await call("brisk", "retry after one second");
+    expect(fits.text).toMatch(/^answered after the asked wait/);
+    expect(fits.result._meta?.[USAGE_META]).toMatchObject({ retries: 1 });
+    expect(fake.requests).toHaveLength(2);
+
+    fake.reset([errorReply(429, "slow down", { "retry-after": "30" }), textReply("never")]);
+    const tooLong = await call("brisk", "retry after thirty seconds");
+    expect(tooLong.result.isError).toBe(true);
+    expect(tooLong.text).toContain("rate-limited expert \"brisk\" (HTTP 429)");
+    expect(tooLong.text).toContain("asked to wait 30000 ms");
+    expect(fake.requests).toHaveLength(1);
+    expect((await recordOf(tooLong.result)).run).toMatchObject({ outcome: "error", usage: { retries: 0, budgetExhausted: "timeout" } });
+  });
 
   it("cuts a model that hangs at the expert's timeout_ms and says so", async () => {
     fake.reset([{ ...textReply("far too late"), delayMs: 15_000 }]);

@@ -37,9 +37,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function sendJson(res: ServerResponse, status: number, body: object): void {
+function sendJson(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
 
@@ -94,7 +94,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const delay = (options.delayMs ?? 0) + (reply.delayMs ?? 0);
     if (delay > 0) await sleep(delay);
     if (reply.kind === "error") {
-      sendJson(res, reply.status, errorBody(reply.message, reply.status));
+      sendJson(res, reply.status, errorBody(reply.message, reply.status), reply.headers);
     } else if (request.stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       for (const data of streamEvents(reply, request.model, i)) res.write(`data: ${data}\n\n`);

@@ -39,7 +39,7 @@ interface ReplyCommon {
 export type ScriptedReply =
   | (ReplyCommon & { kind: "text"; text: string })
   | (ReplyCommon & { kind: "tool-calls"; toolCalls: ScriptedToolCall[]; text?: string })
-  | (ReplyCommon & { kind: "error"; status: number; message: string });
+  | (ReplyCommon & { kind: "error"; status: number; message: string; headers?: Record<string, string> });
 
 /** What the fake answers: a queue consumed in order, or a function of the request. */
 export type ReplyScript =
@@ -53,7 +53,13 @@ export const toolCallsReply = (...toolCalls: ScriptedToolCall[]): ScriptedReply 
   toolCalls,
 });
 
-export const errorReply = (status: number, message: string): ScriptedReply => ({ kind: "error", status, message });
+/** `headers` are sent with the error, e.g. `{ "retry-after": "1" }`. */
+export const errorReply = (status: number, message: string, headers?: Record<string, string>): ScriptedReply => ({
+  kind: "error",
+  status,
+  message,
+  ...(headers ? { headers } : {}),
+});
 
 /** The tool names a request offered the model. */
 export function offeredToolNames(request: ChatRequest): string[] {

@@ -18,6 +18,14 @@ describe("bin/catalog-validator.mjs (the CLI's offline validator, built by `npm 
     "bad names and types": { skills: { Bad: { experts: [{ name: "a b", budget: { max_steps: "x" }, extra: 1 }], servers: { a: { url: 5 } } } } },
     "stdio server and literal credential": { skills: { s: { servers: { fs: { command: "npx", args: [] }, web: { url: "https://w.example.com", headers: { Authorization: "Bearer abcdef0123456789" } } } } } },
     "seed format": { mcps: { x: { url: "ftp://nope" } }, tools: [{ name: "t", description: "d", provider: "openai-compatible" }], extra: true },
+    "unsafe endpoints": {
+      skills: {
+        s: {
+          servers: { a: { url: "https://u:p@a.example.com/mcp" }, b: { url: "https://10.0.0.1/mcp" } },
+          experts: [{ name: "m", description: "d", provider: "openai-compatible", base_url: "javascript:alert(1)" }],
+        },
+      },
+    },
     "not an object": [1, 2],
   };
   for (const [label, document] of Object.entries(documents)) {

@@ -1,5 +1,6 @@
 /**
- * IP literal classification for the downstream URL guard. Hostnames reach here already
+ * IP literal classification for the outbound endpoint rules (endpoint-url-rules.ts), used by the
+ * catalog checks and the runtime fetch guard alike. Hostnames reach here already
  * normalised by the WHATWG URL parser, which turns decimal (2130706433), octal (0177.0.0.1)
  * and hex (0x7f.1) IPv4 forms into dotted quads; parsing is strict anyway.
  */
