@@ -23,6 +23,8 @@ export interface ExpertCallResult {
   structured?: JsonObject;
   thread: string;
   usage: RunUsage;
+  /** The W3C trace id the run's downstream and model requests carried. */
+  traceId?: string;
 }
 
 /** Called by the session once per step; an RPC stub of a function when it crosses the DO boundary. */

@@ -11,8 +11,10 @@ import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
+import { PendingIndexWrites } from "./session/run-index-writer";
 import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
+import { finishRunTrace, startRunTrace } from "./trace/session-run-trace";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session-name.ts): warm
@@ -25,6 +27,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly threads: ThreadStore;
   private pool: { key: string; pool: DownstreamPool } | null = null;
   private readonly inFlight = new Map<string, AbortController>();
+  private readonly indexWrites = new PendingIndexWrites();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -48,6 +51,7 @@ export class ExpertSession extends DurableObject<Env> {
     const threadId = request.thread ?? this.threads.create(expert.name, startedAt);
     const controller = new AbortController();
     this.inFlight.set(request.runId, controller);
+    const trace = startRunTrace(this.env, request, skill.config, expert);
     this.runs.start({
       id: request.runId,
       skill: request.skill,
@@ -58,29 +62,37 @@ export class ExpertSession extends DurableObject<Env> {
       provider: expert.provider,
       model: expert.model ?? null,
       startedAt,
+      ...trace.start,
     });
 
     let result: ExpertRunResult;
     try {
       const history = request.thread ? this.threads.history(request.thread) : [];
-      const model = await resolveModel(expert, this.env);
-      result = await runExpert({
-        expert,
-        toolPolicy: skill.config.tool_policy,
-        args: request.args,
-        history,
-        model,
-        tools: this.poolFor(request.skill, skill.config),
-        signal: controller.signal,
-        onStep: (progress) => report(onProgress, progress),
-      });
+      const model = trace.model(await resolveModel(expert, this.env));
+      result = await trace.run(() =>
+        runExpert({
+          expert,
+          toolPolicy: skill.config.tool_policy,
+          args: request.args,
+          history,
+          model,
+          tools: this.poolFor(request.skill, skill.config),
+          signal: controller.signal,
+          onStep: (progress) => report(onProgress, progress),
+        }),
+      );
     } catch (error) {
       result = failedRun(error, startedAt);
     } finally {
       this.inFlight.delete(request.runId);
     }
 
-    this.runs.finish(request.runId, result, Date.now());
+    const endedAt = Date.now();
+    const stored = finishRunTrace(trace, result);
+    this.runs.finish(request.runId, { ...result, steps: stored.steps }, endedAt, stored.end);
+    // The index row is written after the reply: not awaited here, kept alive by waitUntil.
+    const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
+    this.ctx.waitUntil(write);
     if (result.outcome !== "error" && result.messages.length > 0) {
       this.threads.append(threadId, result.messages, Date.now());
     }
@@ -95,7 +107,7 @@ export class ExpertSession extends DurableObject<Env> {
     };
     log("info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
-    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage };
+    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage, traceId: trace.traceId };
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
@@ -115,6 +127,11 @@ export class ExpertSession extends DurableObject<Env> {
 
   async steps(runId: string): Promise<StepRecord[]> {
     return this.runs.steps(runId);
+  }
+
+  /** Resolves once every run index write this object started has landed (or failed and was logged). */
+  async runIndexSettled(): Promise<void> {
+    await this.indexWrites.settled();
   }
 
   async connectionStates(): Promise<Record<string, ConnectionState>> {

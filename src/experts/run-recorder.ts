@@ -40,6 +40,8 @@ export class RunRecorder {
       outputTokens: step.usage.outputTokens ?? 0,
       text: step.text,
       toolCalls,
+      // Retries are counted by the session's traced model and filled in when the run is stored.
+      model: { provider: step.model.provider, model: step.model.modelId, latencyMs: Math.round(step.performance.responseTimeMs), retries: 0 },
     };
     this.steps.push(record);
     this.responseMessages.push(...step.response.messages);
