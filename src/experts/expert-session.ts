@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
 import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
+import { redactDeep } from "../downstream/secret-headers";
 import type { ConnectionState } from "../downstream/downstream-types";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
@@ -94,7 +95,8 @@ export class ExpertSession extends DurableObject<Env> {
     const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
     this.ctx.waitUntil(write);
     if (result.outcome !== "error" && result.messages.length > 0) {
-      this.threads.append(threadId, result.messages, Date.now());
+      // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
+      this.threads.append(threadId, redactDeep(result.messages, trace.redact), Date.now());
     }
     const finished = {
       runId: request.runId,
