@@ -36,8 +36,9 @@ describe("a run is a full trace", () => {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
         experts: [
-          { ...expertOf("echoer", { echo: ["echo", "whoami", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY" },
+          { ...expertOf("echoer", { echo: ["echo", "whoami", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY", model: "llama3.1" },
         ],
+        pricing: { "openai-compatible": { "llama3.1": { input_per_million: 0.5, output_per_million: 1.5 } } },
       },
     },
   });
@@ -86,6 +87,8 @@ describe("a run is a full trace", () => {
 
     const index = await env.DB.prepare("SELECT * FROM run_index WHERE run_id = ?").bind(request.runId).first();
     expect(index).toMatchObject({ skill, expert: "echoer", user_id: "u-dana", user_login: "dana", trace_id: traceId, outcome: "ok", tool_calls: 2, steps: 2, input_tokens: 20, output_tokens: 10 });
+    // 20 tokens in at 0.5 and 10 out at 1.5 per million, at the skill's catalog prices.
+    expect(index?.cost).toBeCloseTo((20 * 0.5 + 10 * 1.5) / 1_000_000, 12);
     const indexedCalls = await env.DB.prepare("SELECT server_id, tool, status FROM run_tool_calls WHERE run_id = ? ORDER BY seq").bind(request.runId).all();
     expect(indexedCalls.results).toEqual([
       { server_id: "echo", tool: "echo", status: "ok" },
