@@ -99,4 +99,6 @@ export interface ExpertRunResult {
   messages: ModelMessage[];
   /** What the runner left out and why (unlisted or blocked tools, unavailable servers), for the run record. */
   notes?: string[];
+  /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
+  unfinishedToolCalls?: ToolCallRecord[];
 }

@@ -73,6 +73,12 @@ export class RunRecorder {
     return [...this.calls.values()].map((entry) => entry.record);
   }
 
+  /** Calls no finished step lists: the ones a cancel or the run's clock cut off mid-step. */
+  unfinishedCalls(): ToolCallRecord[] {
+    const inSteps = new Set(this.steps.flatMap((step) => step.toolCalls.map((call) => call.toolCallId)));
+    return this.allCalls().filter((call) => !inSteps.has(call.toolCallId));
+  }
+
   refusedCount(): number {
     return this.allCalls().filter((call) => call.status === "refused").length;
   }

@@ -37,6 +37,8 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
       }
       const started = Date.now();
       const elapsed = () => Date.now() - started;
+      // Provisional until the call returns: if the run ends first (cancel, clock), this is its record.
+      ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "cancelled", bytes: 0, elapsedMs: 0, error: "the run ended before the call returned", ...traced });
       const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
       const result = await raceWithSignal(call, abortSignal).catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);

@@ -101,10 +101,17 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
 /** What the run record stores of a finished run: redacted, bounded steps, notes and answer. */
 export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): { steps: StepRecord[]; end: RunEndTrace } {
   return {
-    steps: tracedSteps(result.steps, trace.retriesPerCall(), trace.redact),
+    steps: tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact),
     end: {
       notes: (result.notes ?? []).map(trace.redact),
       answer: excerpt(result.text, trace.redact, TRACE_BOUNDS.answer),
     },
   };
+}
+
+/** Calls cut off mid-step are kept as one last step, "interrupted", so the trace shows them. */
+function withUnfinishedStep(result: ExpertRunResult): StepRecord[] {
+  const calls = result.unfinishedToolCalls ?? [];
+  if (calls.length === 0) return result.steps;
+  return [...result.steps, { index: result.steps.length, finishReason: "interrupted", inputTokens: 0, outputTokens: 0, text: "", toolCalls: calls }];
 }

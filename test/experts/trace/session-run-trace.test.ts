@@ -8,6 +8,7 @@ import { toToolResult, META_TRACE } from "../../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../../src/mcp/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../resilience/session-helpers";
+import { waitFor } from "../../support/wait-for";
 import { useCatalogWithScriptedModels, usage } from "../scripted-model";
 
 const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts: a downstream header secret
@@ -36,7 +37,7 @@ describe("a run is a full trace", () => {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
         experts: [
-          { ...expertOf("echoer", { echo: ["echo", "whoami", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY", model: "llama3.1" },
+          { ...expertOf("echoer", { echo: ["echo", "whoami", "sleep", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY", model: "llama3.1" },
         ],
         pricing: { "openai-compatible": { "llama3.1": { input_per_million: 0.5, output_per_million: 1.5 } } },
       },
@@ -115,6 +116,20 @@ describe("a run is a full trace", () => {
     expect((await session().callExpert(request)).outcome).toBe("ok");
     const steps = await session().steps(request.runId);
     expect(steps.map((step) => step.model?.retries)).toEqual([1]);
+  });
+
+  it("keeps a call the cancel cut off as an interrupted last step, in the session and the index", async () => {
+    models.play([{ calls: [{ name: "echo__sleep", input: { ms: 20_000 } }] }, { text: "never" }]);
+    const request = call("echoer", "sleep then cancel");
+    const running = session().callExpert(request);
+    await waitFor("the fixture to receive the sleep call", async () => ((await readFixtureStats(echo)).calls.sleep === 1 ? true : undefined));
+    expect(await session().cancel(request.runId)).toBe(true);
+    expect((await running).outcome).toBe("cancelled");
+    await session().runIndexSettled();
+    const steps = await session().steps(request.runId);
+    expect(steps.at(-1)).toMatchObject({ finishReason: "interrupted", toolCalls: [{ server: "echo", tool: "sleep", status: "cancelled", args: JSON.stringify({ ms: 20_000 }) }] });
+    const indexed = await env.DB.prepare("SELECT tool, status FROM run_tool_calls WHERE run_id = ?").bind(request.runId).all();
+    expect(indexed.results).toEqual([{ tool: "sleep", status: "cancelled" }]);
   });
 
   it("answers before the index row is written, and the row lands afterwards", async () => {
