@@ -90,7 +90,7 @@ export class ExpertSession extends DurableObject<Env> {
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
-    this.runs.finish(request.runId, { ...result, steps: stored.steps }, endedAt, stored.end);
+    this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
     // The index row is written after the reply: not awaited here, kept alive by waitUntil.
     const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
     this.ctx.waitUntil(write);

@@ -99,8 +99,9 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
 }
 
 /** What the run record stores of a finished run: redacted, bounded steps, notes and answer. */
-export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): { steps: StepRecord[]; end: RunEndTrace } {
+export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): Pick<ExpertRunResult, "steps" | "error"> & { end: RunEndTrace } {
   return {
+    ...(result.error ? { error: { ...result.error, message: trace.redact(result.error.message) } } : {}),
     steps: tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact),
     end: {
       notes: (result.notes ?? []).map(trace.redact),

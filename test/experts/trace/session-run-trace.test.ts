@@ -101,6 +101,20 @@ describe("a run is a full trace", () => {
     expect(stored).not.toContain(MODEL_KEY);
   });
 
+  it("redacts a secret a failing provider echoed from the stored error", async () => {
+    models.play([
+      () => {
+        throw new APICallError({ message: `invalid key ${MODEL_KEY}`, url: "https://api.example.test/v1", requestBodyValues: {}, statusCode: 400, isRetryable: false });
+      },
+    ]);
+    const request = call("echoer", "fail please");
+    const result = await session().callExpert(request);
+    expect(result.outcome).toBe("error");
+    const run = await session().run(request.runId);
+    expect(run?.error).toEqual(expect.any(String));
+    expect(JSON.stringify(run)).not.toContain(MODEL_KEY);
+  });
+
   it("counts the model's retried attempts on the step they belong to", async () => {
     let attempts = 0;
     models.play([
