@@ -83,6 +83,7 @@ describe("admin runs API", () => {
       const answer = await admin("GET", path);
       expect(answer.status).toBe(200);
       expect(answer.body.summary).toMatchObject({ id: runIds[0], user: { id: USER } });
+      expect(answer.body.session).toBe(`${env.TENANT}:${SKILL}:${encodeURIComponent(USER)}`);
       expect(answer.body.run).toMatchObject({ id: runIds[0], args: JSON.stringify({ query: "first question" }), answer: "Budgets bound loops." });
       const steps = answer.body.steps as Array<{ toolCalls: Array<Record<string, unknown>> }>;
       expect(steps[0]?.toolCalls[0]).toMatchObject({ server: "docs", tool: "search_docs", args: JSON.stringify({ query: "budget" }), status: "ok" });

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { sessionStub } from "../../mcp/session-name";
+import { sessionName, sessionStub } from "../../mcp/session-name";
 import type { AdminEnv } from "../admin-context";
 import { AdminApiError, InvalidParameterError } from "../admin-errors";
 import { parseQuery } from "../admin-query";
@@ -31,11 +31,11 @@ export function runIndexRoutes(): Hono<AdminEnv> {
   return routes;
 }
 
-/** A run's full trace: its index row, the session's run record and its steps. */
+/** A run's full trace: its index row, the session that holds it, the run record and its steps. */
 export async function runTrace(env: Env, summary: RunSummary): Promise<Record<string, unknown>> {
   const stub = sessionStub(env, summary.skill, summary.user.id);
   const [run, steps] = await Promise.all([stub.run(summary.id), stub.steps(summary.id)]);
-  return { summary, run, steps };
+  return { summary, session: sessionName(env.TENANT, summary.skill, summary.user.id), run, steps };
 }
 
 export class RunNotIndexedError extends AdminApiError {

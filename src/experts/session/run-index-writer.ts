@@ -1,4 +1,5 @@
 import { log } from "../../observability/logger";
+import { D1_TABLES } from "../../storage-keys";
 import type { StepRecord } from "../expert-types";
 
 /** One row of D1 `run_index` (migrations/0003_run_index.sql): names, counts and times only. */
@@ -43,7 +44,7 @@ export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: rea
   const statements = [
     db
       .prepare(
-        `INSERT OR REPLACE INTO run_index (run_id, skill, expert, user_id, user_login, user_email, thread_id, catalog_version, provider, model,
+        `INSERT OR REPLACE INTO ${D1_TABLES.runIndex} (run_id, skill, expert, user_id, user_login, user_email, thread_id, catalog_version, provider, model,
            outcome, trace_id, started_at, ended_at, elapsed_ms, steps, input_tokens, output_tokens, tool_calls, tool_errors, downstream_bytes, cost)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -58,7 +59,7 @@ export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: rea
     statements.push(
       db
         .prepare(
-          `INSERT OR REPLACE INTO run_tool_calls (run_id, seq, skill, server_id, tool, status, elapsed_ms, bytes, error, at)
+          `INSERT OR REPLACE INTO ${D1_TABLES.runToolCalls} (run_id, seq, skill, server_id, tool, status, elapsed_ms, bytes, error, at)
            VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
         )
         .bind(
