@@ -109,7 +109,9 @@ export class ExpertSession extends DurableObject<Env> {
     };
     log("info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
-    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage, traceId: trace.traceId };
+    // An error text can quote a provider's or server's message, which may echo a credential.
+    const text = result.error ? trace.redact(result.text) : result.text;
+    return { runId: request.runId, outcome: result.outcome, text, ...structured, thread: threadId, usage: result.usage, traceId: trace.traceId };
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */

@@ -110,6 +110,8 @@ describe("a run is a full trace", () => {
     const request = call("echoer", "fail please");
     const result = await session().callExpert(request);
     expect(result.outcome).toBe("error");
+    // Nor does the orchestrator read it in the error text.
+    expect(result.text).not.toContain(MODEL_KEY);
     const run = await session().run(request.runId);
     expect(run?.error).toEqual(expect.any(String));
     expect(JSON.stringify(run)).not.toContain(MODEL_KEY);
