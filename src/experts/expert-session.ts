@@ -70,18 +70,16 @@ export class ExpertSession extends DurableObject<Env> {
     try {
       const history = request.thread ? this.threads.history(request.thread) : [];
       const model = trace.model(await resolveModel(expert, this.env));
-      result = await trace.run(() =>
-        runExpert({
-          expert,
-          toolPolicy: skill.config.tool_policy,
-          args: request.args,
-          history,
-          model,
-          tools: this.poolFor(request.skill, skill.config),
-          signal: controller.signal,
-          onStep: (progress) => report(onProgress, progress),
-        }),
-      );
+      result = await runExpert({
+        expert,
+        toolPolicy: skill.config.tool_policy,
+        args: request.args,
+        history,
+        model,
+        tools: trace.tools(this.poolFor(request.skill, skill.config)),
+        signal: controller.signal,
+        onStep: (progress) => report(onProgress, progress),
+      });
     } catch (error) {
       result = failedRun(error, startedAt);
     } finally {

@@ -2,6 +2,7 @@ import type { LanguageModel } from "ai";
 import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
 import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { modelCost } from "../../catalog/model-pricing";
+import type { ToolSource } from "../../downstream/downstream-types";
 import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
 import type { ExpertCallRequest } from "../expert-call";
 import type { ExpertRunResult, StepRecord } from "../expert-types";
@@ -35,8 +36,8 @@ export interface SessionRunTrace {
   start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
   /** The model with the run's traceparent header and retry count. */
   model(model: LanguageModel): LanguageModel;
-  /** Runs the expert with the trace as the async context its downstream requests read. */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
+  tools(source: ToolSource): ToolSource;
   retriesPerCall(): number[];
   /** Writes the run's index row; resolves when written (or failed and logged). */
   index(env: Env, context: RunIndexContext): Promise<void>;
@@ -59,7 +60,11 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
       traced = traceModelCalls(model, { traceId });
       return traced.model;
     },
-    run: (work) => withRunTrace({ traceId }, work),
+    tools: (source) => ({
+      listTools: (serverId, options) => withRunTrace({ traceId }, () => source.listTools(serverId, options)),
+      callTool: (serverId, toolName, args, options) => withRunTrace({ traceId }, () => source.callTool(serverId, toolName, args, options)),
+      ...(source.withheldTools ? { withheldTools: (serverId: string) => source.withheldTools?.(serverId) ?? [] } : {}),
+    }),
     retriesPerCall: () => traced?.retriesPerCall() ?? [],
     async index(env, context) {
       const hold = env.ENVIRONMENT === "test" ? runIndexWriteHold() : undefined;
