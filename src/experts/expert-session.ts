@@ -4,7 +4,7 @@ import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import type { ConnectionState } from "../downstream/downstream-types";
 import { SlipsnisseError } from "../errors";
-import { log } from "../observability/logger";
+import { logAfterReply } from "../observability/log-after-reply";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
@@ -93,7 +93,7 @@ export class ExpertSession extends DurableObject<Env> {
       toolCalls: result.usage.toolCalls,
       elapsedMs: result.usage.elapsedMs,
     };
-    log("info", "expert run finished", finished);
+    logAfterReply(this.ctx, "info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
     return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, thread: threadId, usage: result.usage };
   }
