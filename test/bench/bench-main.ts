@@ -10,6 +10,7 @@ import { benchModelScript } from "./bench-model-script";
 import { measureExpertBreakdown } from "./figures/expert-breakdown";
 import { measureAgainstRevision } from "./figures/ab-revision";
 import { measureCpuProfile } from "./figures/cpu-profile";
+import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
@@ -17,6 +18,7 @@ import { measureToolLists } from "./figures/m3-tool-lists";
 import { measureFanOut } from "./figures/m4-fan-out";
 import { measureReinitialisation } from "./figures/m5-reinit";
 import { measureContext } from "./figures/m6-context";
+import { measurePrefixShare } from "./figures/prefix-share";
 import { measureSizeAndStart } from "./figures/m7-size-start";
 import { measureThroughput } from "./figures/throughput";
 import { startManyToolsServers } from "./many-tools-server";
@@ -84,6 +86,9 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("M6", () => measureContext(ctx));
     await step("Throughput", () => measureThroughput(ctx));
     await step("M7", () => measureSizeAndStart(ctx));
+    await step("CPU", () => measureCpuPerCall(ctx));
+    // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
+    await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
     // `--only=AB --ab=<rev>`: this tree against a committed revision, interleaved.
