@@ -22,7 +22,7 @@ import { measurePrefixShare } from "./figures/prefix-share";
 import { measureSizeAndStart } from "./figures/m7-size-start";
 import { measureThroughput } from "./figures/throughput";
 import { startManyToolsServers } from "./many-tools-server";
-import { machineInfo, renderMarkdown, writeResults, type BenchRun } from "./results-report";
+import { loadNow, machineInfo, renderMarkdown, writeResults, type BenchRun } from "./results-report";
 import { summarize } from "./sample-stats";
 
 /**
@@ -35,6 +35,7 @@ function sizesFrom(args: string[]) {
 
 export async function runBenchmark(args: string[]): Promise<void> {
   const started = performance.now();
+  const loadAtStart = loadNow();
   const sizes = sizesFrom(args);
   const fixtures = await startFixtureServers();
   const wide = await startManyToolsServers();
@@ -100,7 +101,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
   }
   const run: BenchRun = {
     date: new Date().toISOString(),
-    machine: machineInfo(),
+    machine: { ...machineInfo(), loadAverage: { start: loadAtStart, end: loadNow() } },
     settings: { ...sizes, client: "MCP SDK v2 Client, 2025 handshake, Streamable HTTP" },
     durationS: (performance.now() - started) / 1000,
     figures,
