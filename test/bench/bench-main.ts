@@ -92,9 +92,9 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
-    // `--only=AB --ab=<rev>`: this tree against a committed revision, interleaved.
-    const abRev = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length);
-    if (only?.includes("AB")) await step("AB", () => measureAgainstRevision(ctx, abRev ?? "HEAD"));
+    // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
+    const abRevs = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length).split(",") ?? ["HEAD"];
+    if (only?.includes("AB")) for (const rev of abRevs) await step("AB", () => measureAgainstRevision(ctx, rev));
   } finally {
     await dev.stop();
     await Promise.allSettled([fake.close(), fixtures.stop(), project.remove(), ...wide.map((s) => s.stop())]);
