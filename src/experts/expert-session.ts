@@ -5,6 +5,7 @@ import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import { redactDeep } from "../downstream/secret-headers";
 import type { ConnectionState } from "../downstream/downstream-types";
+import { logAfterReply } from "../observability/log-after-reply";
 import { log } from "../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
@@ -124,7 +125,7 @@ export class ExpertSession extends DurableObject<Env> {
       retries: result.usage.retries,
       elapsedMs: result.usage.elapsedMs,
     };
-    log("info", "expert run finished", finished);
+    logAfterReply(this.ctx, "info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;

@@ -10,7 +10,8 @@
  *                    notes and the answer (texts redacted of secrets and cut to bounds).
  * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON,
  *                    with redacted arguments and result excerpts), the model call (JSON).
- * threads            a follow-up conversation handle minted by the session, bound to this DO's user.
+ * threads            a follow-up conversation handle minted by the session, bound to this DO's user,
+ *                    with the running token total of the turns it holds.
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
@@ -71,6 +72,11 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE runs ADD COLUMN notes TEXT`,
     `ALTER TABLE runs ADD COLUMN answer TEXT`,
     `ALTER TABLE run_steps ADD COLUMN model_call TEXT`,
+  ],
+  // A running token total per thread, so an append knows without a scan whether to trim.
+  [
+    `ALTER TABLE threads ADD COLUMN approx_tokens INTEGER NOT NULL DEFAULT 0`,
+    `UPDATE threads SET approx_tokens = coalesce((SELECT SUM(approx_tokens) FROM thread_turns WHERE thread_id = threads.id), 0)`,
   ],
 ];
 
