@@ -7,7 +7,8 @@
  * runs               one row per expert call; inserted as "running" before the model is called so
  *                    a run cut off by a disconnect or eviction is still on record, updated at the end.
  * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON).
- * threads            a follow-up conversation handle minted by the session, bound to this DO's user.
+ * threads            a follow-up conversation handle minted by the session, bound to this DO's user,
+ *                    with the running token total of the turns it holds.
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
@@ -59,6 +60,11 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [
     `ALTER TABLE thread_turns ADD COLUMN role TEXT NOT NULL DEFAULT 'user'`,
     `UPDATE thread_turns SET role = coalesce(json_extract(message, '$.role'), 'user')`,
+  ],
+  // A running token total per thread, so an append knows without a scan whether to trim.
+  [
+    `ALTER TABLE threads ADD COLUMN approx_tokens INTEGER NOT NULL DEFAULT 0`,
+    `UPDATE threads SET approx_tokens = coalesce((SELECT SUM(approx_tokens) FROM thread_turns WHERE thread_id = threads.id), 0)`,
   ],
 ];
 

@@ -8,9 +8,9 @@ const CHARS_PER_TOKEN = 4;
 
 export class ThreadStore {
   /**
-   * Threads minted by this instance that have no turns yet: their first append needs neither the
-   * MAX(seq) lookup nor the trim scan unless the turns alone exceed the budget (two statements of
-   * every new conversation's bookkeeping). Lost on restart, which only costs those two statements.
+   * Threads minted by this instance that have no turns yet: their first append needs no MAX(seq)
+   * lookup (a statement of every new conversation's bookkeeping). Lost on restart, which only
+   * costs that statement.
    */
   private readonly fresh = new Set<string>();
 
@@ -52,34 +52,42 @@ export class ThreadStore {
         threadId, last + 1 + i, message.role, json, approx,
       );
     });
-    this.sql.exec(`UPDATE threads SET updated_at = ? WHERE id = ?`, now, threadId);
-    if (!fresh || tokens > budget) this.trim(threadId, budget);
+    const total = this.sql
+      .exec<{ approx_tokens: number }>(
+        `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,
+        now, tokens, threadId,
+      )
+      .one().approx_tokens;
+    if (total > budget) this.trim(threadId, total, budget);
   }
 
-  /** Drops the oldest turns over budget, never cutting between an assistant tool call and its result. */
-  private trim(threadId: string, budget: number): void {
-    const rows = this.sql
-      .exec<{ seq: number; approx_tokens: number; role: string }>(
-        `SELECT seq, approx_tokens, role FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC`,
-        threadId,
-      )
-      .toArray();
-    let kept = 0;
+  /**
+   * Drops the oldest turns until the rest fit the budget, never cutting between an assistant tool
+   * call and its result. Reads turns oldest first and stops once the remainder fits, so only the
+   * turns it drops (and the one after) are read.
+   */
+  private trim(threadId: string, total: number, budget: number): void {
+    let remaining = total;
     let cutoff: number | null = null;
-    for (const row of rows) {
-      kept += row.approx_tokens;
-      if (kept > budget) {
-        cutoff = row.seq;
-        break;
-      }
+    const oldestFirst = this.sql.exec<{ seq: number; approx_tokens: number }>(
+      `SELECT seq, approx_tokens FROM thread_turns WHERE thread_id = ? ORDER BY seq`,
+      threadId,
+    );
+    for (const row of oldestFirst) {
+      if (remaining <= budget) break;
+      cutoff = row.seq;
+      remaining -= row.approx_tokens;
     }
     if (cutoff === null) return;
     // Keep history starting at a user turn so no orphaned tool result opens the thread.
-    const firstUser = rows
-      .filter((row) => row.seq > cutoff && row.role === "user")
-      .map((row) => row.seq)
-      .at(-1);
-    this.sql.exec(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ?`, threadId, firstUser ?? cutoff + 1);
+    const firstUser = this.sql
+      .exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM thread_turns WHERE thread_id = ? AND seq > ? AND role = 'user'`, threadId, cutoff)
+      .one().seq;
+    const dropped = this.sql
+      .exec<{ approx_tokens: number }>(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ? RETURNING approx_tokens`, threadId, firstUser ?? cutoff + 1)
+      .toArray()
+      .reduce((sum, row) => sum + row.approx_tokens, 0);
+    this.sql.exec(`UPDATE threads SET approx_tokens = approx_tokens - ? WHERE id = ?`, dropped, threadId);
   }
 }
 
