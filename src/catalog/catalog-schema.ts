@@ -47,6 +47,13 @@ export const budgetSchema = z
   })
   .strict();
 
+export const historySchema = z
+  .object({
+    max_tokens: z.number().int().min(100).max(1_000_000).default(30_000).describe("Thread history kept, in approximate tokens (4 characters each); oldest turns go first."),
+    max_messages: z.number().int().min(2).max(1_000).default(50).describe("Thread history kept, in messages (user, assistant and tool turns)."),
+  })
+  .strict();
+
 export const expertSchema = z
   .object({
     name: z.string().regex(TOOL_NAME_PATTERN),
@@ -74,6 +81,7 @@ export const expertSchema = z
       .optional()
       .describe("JSON Schema (an object schema) of a structured answer; the tool then returns structuredContent. Not with `mode: route`."),
     budget: budgetSchema.default(budgetSchema.parse({})),
+    history: historySchema.default(historySchema.parse({})).describe("How much of a thread (follow-up conversation) the expert keeps."),
   })
   .strict();
 

@@ -9,7 +9,7 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
-import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./runner-errors";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
@@ -53,9 +53,9 @@ export class ExpertSession extends DurableObject<Env> {
     let refusedThread: unknown;
     if (request.thread !== undefined) {
       try {
-        history = this.threads.history(request.thread);
+        history = this.threads.history(request.thread, expert.name);
       } catch (error) {
-        if (!(error instanceof UnknownThreadError)) throw error;
+        if (!(error instanceof UnknownThreadError || error instanceof ThreadOfAnotherExpertError)) throw error;
         refusedThread = error;
       }
     }
@@ -100,7 +100,7 @@ export class ExpertSession extends DurableObject<Env> {
 
     this.runs.finish(request.runId, result, Date.now());
     if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
-      this.threads.append(threadId, result.messages, Date.now());
+      this.threads.append(threadId, result.messages, Date.now(), { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages });
     }
     const finished = {
       runId: request.runId,

@@ -8,7 +8,8 @@
  *                    a run cut off by a disconnect or eviction is still on record, updated at the end.
  * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON).
  * threads            a follow-up conversation handle minted by the session, bound to this DO's user,
- *                    with the running token total of the turns it holds.
+ *                    with the running token total of the turns it holds. `updated_at` (the last
+ *                    append) is what a retention job expires threads by (indexed for it).
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
@@ -66,6 +67,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE threads ADD COLUMN approx_tokens INTEGER NOT NULL DEFAULT 0`,
     `UPDATE threads SET approx_tokens = coalesce((SELECT SUM(approx_tokens) FROM thread_turns WHERE thread_id = threads.id), 0)`,
   ],
+  // The catalog has no retention setting yet; a retention job finds idle threads by this index.
+  [`CREATE INDEX IF NOT EXISTS threads_updated_at ON threads (updated_at)`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */
