@@ -57,6 +57,7 @@ export const historySchema = z
 export const expertSchema = z
   .object({
     name: z.string().regex(TOOL_NAME_PATTERN),
+    title: z.string().min(1).max(200).optional().describe("Display name for clients; derived from `name` when absent."),
     description: z.string().min(1).max(2_000),
     arguments: z
       .record(z.string(), z.unknown())

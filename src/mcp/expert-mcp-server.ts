@@ -4,6 +4,7 @@ import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/expert-types";
+import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/expert-tool-annotations";
 import { log } from "../observability/logger";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
@@ -24,6 +25,12 @@ export interface ExpertServerContext {
   listChanged: boolean;
   /** Tells the user's connections apart for cancels by request id (see McpRequestRef). */
   connection?: string;
+  /**
+   * The skill's cached downstream tool lists, when this request lists tools: each expert tool's
+   * annotations are derived from its whitelist's. Other requests skip the reads and register
+   * the tools without annotations (only tools/list shows them).
+   */
+  listings?: CachedListings;
 }
 
 /**
@@ -31,7 +38,7 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection, listings }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged } },
     instructions: skill.config.description,
@@ -41,7 +48,13 @@ export function buildExpertServer({ env, skill, user, listChanged, connection }:
   for (const expert of skill.config.experts) {
     server.registerTool(
       expert.name,
-      { description: expert.description, inputSchema: compiledInputSchema(expert), ...compiledOutputSchema(expert) },
+      {
+        title: expertTitle(expert),
+        description: expert.description,
+        inputSchema: compiledInputSchema(expert),
+        ...compiledOutputSchema(expert),
+        ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
+      },
       (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx),
     );
   }
@@ -73,7 +86,7 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged">,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,

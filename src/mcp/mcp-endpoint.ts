@@ -5,9 +5,11 @@ import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
+import { cachedListings, type CachedListings } from "../experts/expert-tool-annotations";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";
+import { mayListTools, postedBody } from "./posted-body";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -33,6 +35,8 @@ interface RequestProps {
   skill: CompiledSkill;
   /** An `Mcp-Session-Id` the client sent (this server issues none, but a client may send one). */
   connection?: string;
+  /** Cached downstream tool lists, read only for a request that lists tools (for annotations). */
+  listings?: CachedListings;
 }
 
 /**
@@ -63,8 +67,8 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection } = requestProps();
-        return buildExpertServer({ env, skill, user, connection, listChanged: era === "modern" });
+        const { user, skill, connection, listings } = requestProps();
+        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern" });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
@@ -101,9 +105,11 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
-  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
+  const body = await postedBody(request);
+  const listings = mayListTools(body) ? await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts) : undefined;
+  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }), ...(listings ? { listings } : {}) };
   issuedProps.set(props, props);
-  const cancels = await cancelledRequestIds(request);
+  const cancels = cancelledRequestIds(body);
   const response = await handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
   // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
   // instance that never saw the call and aborts nothing there: the caller's own session (the
