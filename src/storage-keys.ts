@@ -39,6 +39,7 @@
  * src/experts/session/session-schema.ts:
  *   runs, run_steps   one row per expert call and per model step (usage, outcome, tool calls).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
+ *   paused_runs            ask_back runs waiting for the orchestrator's answer (no secrets).
  *   session_migrations     which schema migrations this object has applied.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the

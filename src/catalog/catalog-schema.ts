@@ -83,6 +83,11 @@ export const expertSchema = z
       .describe("JSON Schema (an object schema) of a structured answer; the tool then returns structuredContent. Not with `mode: route`."),
     budget: budgetSchema.default(budgetSchema.parse({})),
     history: historySchema.default(historySchema.parse({})).describe("How much of a thread (follow-up conversation) the expert keeps."),
+    ask_back: z
+      .boolean()
+      .default(false)
+      .describe("Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it."),
+    ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
   })
   .strict();
 

@@ -10,7 +10,10 @@ import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { remainingBudget, resumedTurns } from "./ask-back";
+import type { PausedRun } from "./paused-run";
 import { failedRun } from "./session/failed-run";
+import { PausedRuns } from "./session/paused-runs";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
@@ -24,6 +27,7 @@ import { ThreadStore } from "./session/thread-store";
 export class ExpertSession extends DurableObject<Env> {
   private readonly runs: RunLog;
   private readonly threads: ThreadStore;
+  private readonly paused: PausedRuns;
   private pool: { key: string; pool: DownstreamPool } | null = null;
   private readonly inFlight = new Map<string, AbortController>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
@@ -34,6 +38,7 @@ export class ExpertSession extends DurableObject<Env> {
     applySessionSchema(ctx.storage);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
+    this.paused = new PausedRuns(ctx.storage.sql);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
   }
@@ -78,11 +83,15 @@ export class ExpertSession extends DurableObject<Env> {
     });
 
     let result: ExpertRunResult;
+    let resumed: PausedRun | undefined;
     try {
       if (refusedThread) throw refusedThread;
+      // A reply resumes the paused run with the budget it had left (ask-back.ts).
+      resumed = this.paused.take(expert.name, request.thread, request.answer, startedAt);
       const model = await resolveModel(expert, this.env);
       result = await runExpert({
-        expert,
+        expert: resumed ? { ...expert, budget: remainingBudget(expert.budget, resumed.used) } : expert,
+        ...(resumed && request.answer !== undefined ? { resume: resumedTurns(resumed, request.answer) } : {}),
         toolPolicy: skill.config.tool_policy,
         args: request.args,
         history,
@@ -99,7 +108,8 @@ export class ExpertSession extends DurableObject<Env> {
     }
 
     this.runs.finish(request.runId, result, Date.now());
-    if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
+    const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, Date.now());
+    if (threadId !== null && result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
       this.threads.append(threadId, result.messages, Date.now(), { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages });
     }
     const finished = {
@@ -114,8 +124,9 @@ export class ExpertSession extends DurableObject<Env> {
     log("info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
     const thread = threadId === null ? {} : { thread: threadId };
-    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, ...thread, usage: result.usage };
+    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, ...thread, ...(question ? { question } : {}), usage: result.usage };
   }
+
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {

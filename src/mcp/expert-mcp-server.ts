@@ -6,7 +6,7 @@ import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/expert-types";
 import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/expert-tool-annotations";
 import { log } from "../observability/logger";
-import { expertInputSchema, splitThread } from "./expert-tool-schema";
+import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 
@@ -96,7 +96,12 @@ async function callExpert(
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
   const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
-  const { args, thread } = splitThread(rawArgs);
+  const { args, thread, answer } = splitThread(rawArgs, expert);
+  const missing = answer === undefined ? missingArguments(expert, args) : [];
+  if (missing.length > 0) {
+    const names = missing.map((name) => `\`${name}\``).join(", ");
+    return { isError: true, content: [{ type: "text", text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.` }] };
+  }
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress =
     progressToken === undefined
@@ -114,7 +119,7 @@ async function callExpert(
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}) },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...(answer === undefined ? {} : { answer }) },
       onProgress,
     );
     return toToolResult(result, expert.output_schema !== undefined);

@@ -11,6 +11,8 @@
  *                    with the running token total of the turns it holds. `updated_at` (the last
  *                    append) is what a retention job expires threads by (indexed for it).
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
+ * paused_runs        a run of an ask_back expert waiting for the orchestrator's answer, one per
+ *                    thread: its durable state (paused-run.ts) as JSON, until answered or expired.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -69,6 +71,16 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // The catalog has no retention setting yet; a retention job finds idle threads by this index.
   [`CREATE INDEX IF NOT EXISTS threads_updated_at ON threads (updated_at)`],
+  [
+    `CREATE TABLE IF NOT EXISTS paused_runs (
+       thread_id TEXT PRIMARY KEY,
+       run_id TEXT NOT NULL,
+       expert TEXT NOT NULL,
+       state TEXT NOT NULL,
+       paused_at INTEGER NOT NULL,
+       expires_at INTEGER NOT NULL
+     )`,
+  ],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */
