@@ -11,10 +11,17 @@ const cancelledNotificationSchema = z.object({
 /**
  * The request ids a POSTed JSON-RPC body cancels: a single `notifications/cancelled`, or every
  * one in a batch array (2025-03-26 clients may batch). Anything else in the body is left to the
- * MCP handler (the body's text comes from posted-body.ts); bodies that cannot hold a cancel are
- * not parsed at all.
+ * MCP handler. The request is cloned, so the handler still reads the body; bodies that cannot
+ * hold a cancel are not parsed at all.
  */
-export function cancelledRequestIds(text: string): Array<string | number> {
+export async function cancelledRequestIds(request: Request): Promise<Array<string | number>> {
+  if (request.method !== "POST" || request.body === null) return [];
+  let text: string;
+  try {
+    text = await request.clone().text();
+  } catch {
+    return [];
+  }
   if (!text.includes("notifications/cancelled")) return [];
   let body: unknown;
   try {

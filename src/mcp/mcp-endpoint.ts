@@ -9,7 +9,7 @@ import { cachedListings, type CachedListings } from "../experts/expert-tool-anno
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";
-import { mayListTools, postedBody } from "./posted-body";
+import { mayListTools } from "./tools-list-request";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -105,11 +105,13 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
-  const body = await postedBody(request);
-  const listings = mayListTools(body) ? await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts) : undefined;
-  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }), ...(listings ? { listings } : {}) };
+  const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
-  const cancels = cancelledRequestIds(body);
+  const cancels = await cancelledRequestIds(request);
+  // Tool annotations need the cached downstream lists: read only for a request that lists tools.
+  if (request.method === "POST" && request.body !== null && mayListTools(new Uint8Array(await request.clone().arrayBuffer()))) {
+    props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
+  }
   const response = await handlerFor(url.pathname, env)(request, env, contextWithProps(ctx, props));
   // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
   // instance that never saw the call and aborts nothing there: the caller's own session (the
