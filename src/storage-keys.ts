@@ -49,6 +49,7 @@
  *                     arguments, notes, answer excerpt, trace id; per step the model call and tool
  *                     calls with redacted argument and result excerpts).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
+ *   paused_runs            ask_back runs waiting for the orchestrator's answer (no secrets).
  *   session_migrations     which schema migrations this object has applied.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the

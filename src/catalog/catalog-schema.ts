@@ -54,9 +54,17 @@ export const budgetSchema = z
   })
   .strict();
 
+export const historySchema = z
+  .object({
+    max_tokens: z.number().int().min(100).max(1_000_000).default(30_000).describe("Thread history kept, in approximate tokens (4 characters each); oldest turns go first."),
+    max_messages: z.number().int().min(2).max(1_000).default(50).describe("Thread history kept, in messages (user, assistant and tool turns)."),
+  })
+  .strict();
+
 export const expertSchema = z
   .object({
     name: z.string().regex(TOOL_NAME_PATTERN),
+    title: z.string().min(1).max(200).optional().describe("Display name for clients; derived from `name` when absent."),
     description: z.string().min(1).max(2_000),
     arguments: z
       .record(z.string(), z.unknown())
@@ -81,6 +89,12 @@ export const expertSchema = z
       .optional()
       .describe("JSON Schema (an object schema) of a structured answer; the tool then returns structuredContent. Not with `mode: route`."),
     budget: budgetSchema.default(budgetSchema.parse({})),
+    history: historySchema.default(historySchema.parse({})).describe("How much of a thread (follow-up conversation) the expert keeps."),
+    ask_back: z
+      .boolean()
+      .default(false)
+      .describe("Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it."),
+    ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
   })
   .strict();
 

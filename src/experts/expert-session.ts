@@ -11,8 +11,11 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
-import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { remainingBudget, resumedTurns } from "./ask-back";
+import type { PausedRun } from "./paused-run";
 import { failedRun } from "./session/failed-run";
+import { PausedRuns } from "./session/paused-runs";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { PendingIndexWrites } from "./session/run-index-writer";
 import { applySessionSchema } from "./session/session-schema";
@@ -28,6 +31,7 @@ import { finishRunTrace, startRunTrace } from "./trace/session-run-trace";
 export class ExpertSession extends DurableObject<Env> {
   private readonly runs: RunLog;
   private readonly threads: ThreadStore;
+  private readonly paused: PausedRuns;
   private pool: { key: string; pool: DownstreamPool } | null = null;
   private readonly inFlight = new Map<string, AbortController>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
@@ -39,6 +43,7 @@ export class ExpertSession extends DurableObject<Env> {
     applySessionSchema(ctx.storage);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
+    this.paused = new PausedRuns(ctx.storage.sql);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
   }
@@ -58,9 +63,9 @@ export class ExpertSession extends DurableObject<Env> {
     let refusedThread: unknown;
     if (request.thread !== undefined) {
       try {
-        history = this.threads.history(request.thread);
+        history = this.threads.history(request.thread, expert.name);
       } catch (error) {
-        if (!(error instanceof UnknownThreadError)) throw error;
+        if (!(error instanceof UnknownThreadError || error instanceof ThreadOfAnotherExpertError)) throw error;
         refusedThread = error;
       }
     }
@@ -85,11 +90,15 @@ export class ExpertSession extends DurableObject<Env> {
     });
 
     let result: ExpertRunResult;
+    let resumed: PausedRun | undefined;
     try {
       if (refusedThread) throw refusedThread;
+      // A reply resumes the paused run with the budget it had left (ask-back.ts).
+      resumed = this.paused.take(expert.name, request.thread, request.answer, startedAt);
       const model = trace.model(await resolveModel(expert, this.env));
       result = await runExpert({
-        expert,
+        expert: resumed ? { ...expert, budget: remainingBudget(expert.budget, resumed.used) } : expert,
+        ...(resumed && request.answer !== undefined ? { resume: resumedTurns(resumed, request.answer) } : {}),
         toolPolicy: skill.config.tool_policy,
         args: request.args,
         history,
@@ -111,9 +120,11 @@ export class ExpertSession extends DurableObject<Env> {
     // The index row is written after the reply: not awaited here, kept alive by waitUntil.
     const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
     this.ctx.waitUntil(write);
-    if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
+    const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, endedAt);
+    if (threadId !== null && result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
       // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
-      this.threads.append(threadId, redactDeep(result.messages, trace.redact), Date.now());
+      const bounds = { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages };
+      this.threads.append(threadId, redactDeep(result.messages, trace.redact), endedAt, bounds);
     }
     const finished = {
       runId: request.runId,
@@ -130,8 +141,9 @@ export class ExpertSession extends DurableObject<Env> {
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;
     const thread = threadId === null ? {} : { thread: threadId };
-    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, usage: result.usage, traceId: trace.traceId };
+    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, ...(question ? { question } : {}), usage: result.usage, traceId: trace.traceId };
   }
+
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {

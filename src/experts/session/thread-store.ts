@@ -1,9 +1,16 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
 import { base64Url } from "../../base64url";
-import { UnknownThreadError } from "../runner-errors";
+import { ThreadOfAnotherExpertError, UnknownThreadError } from "../runner-errors";
 
-/** Thread history kept per thread; older turns are dropped first. About 4 characters a token. */
-export const THREAD_TOKEN_BUDGET = 6_000;
+/**
+ * How much history a thread keeps; older turns are dropped first. Set per expert in the catalog
+ * (`history`); the defaults are what a typical chat backend keeps. About 4 characters a token.
+ */
+export interface HistoryBounds {
+  maxTokens: number;
+  maxMessages: number;
+}
+export const DEFAULT_HISTORY_BOUNDS: HistoryBounds = { maxTokens: 30_000, maxMessages: 50 };
 const CHARS_PER_TOKEN = 4;
 
 export class ThreadStore {
@@ -24,10 +31,15 @@ export class ThreadStore {
     return id;
   }
 
-  /** The thread's history; throws UnknownThreadError when this session never minted it. */
-  history(threadId: string): ModelMessage[] {
-    const exists = this.sql.exec(`SELECT 1 FROM threads WHERE id = ?`, threadId).toArray().length > 0;
-    if (!exists) throw new UnknownThreadError(threadId);
+  /**
+   * The thread's history; throws UnknownThreadError when this session never minted it, and
+   * ThreadOfAnotherExpertError when another expert started it: its turns hold that expert's
+   * prompt, tool results and possibly another provider's messages, none of which this expert may see.
+   */
+  history(threadId: string, expert: string): ModelMessage[] {
+    const owner = this.sql.exec<{ expert: string }>(`SELECT expert FROM threads WHERE id = ?`, threadId).toArray()[0];
+    if (!owner) throw new UnknownThreadError(threadId);
+    if (owner.expert !== expert) throw new ThreadOfAnotherExpertError(threadId, owner.expert, expert);
     return this.sql
       .exec<{ message: string }>(`SELECT message FROM thread_turns WHERE thread_id = ? ORDER BY seq`, threadId)
       .toArray()
@@ -37,7 +49,8 @@ export class ThreadStore {
       });
   }
 
-  append(threadId: string, messages: readonly ModelMessage[], now: number, budget = THREAD_TOKEN_BUDGET): void {
+  append(threadId: string, messages: readonly ModelMessage[], now: number, limits: Partial<HistoryBounds> = {}): void {
+    const bounds = { ...DEFAULT_HISTORY_BOUNDS, ...limits };
     const fresh = this.fresh.delete(threadId);
     const last = fresh
       ? -1
@@ -58,15 +71,18 @@ export class ThreadStore {
         now, tokens, threadId,
       )
       .one().approx_tokens;
-    if (total > budget) this.trim(threadId, total, budget);
+    // Turn seqs are contiguous (only the oldest are ever dropped), so the newest seq tells
+    // without a count whether the thread ever held more messages than the bound.
+    const newest = last + messages.length;
+    if (total > bounds.maxTokens || newest >= bounds.maxMessages) this.trim(threadId, total, bounds, newest);
   }
 
   /**
-   * Drops the oldest turns until the rest fit the budget, never cutting between an assistant tool
+   * Drops the oldest turns until the rest fit both bounds, never cutting between an assistant tool
    * call and its result. Reads turns oldest first and stops once the remainder fits, so only the
    * turns it drops (and the one after) are read.
    */
-  private trim(threadId: string, total: number, budget: number): void {
+  private trim(threadId: string, total: number, bounds: HistoryBounds, newest: number): void {
     let remaining = total;
     let cutoff: number | null = null;
     const oldestFirst = this.sql.exec<{ seq: number; approx_tokens: number }>(
@@ -74,7 +90,7 @@ export class ThreadStore {
       threadId,
     );
     for (const row of oldestFirst) {
-      if (remaining <= budget) break;
+      if (remaining <= bounds.maxTokens && row.seq > newest - bounds.maxMessages) break;
       cutoff = row.seq;
       remaining -= row.approx_tokens;
     }

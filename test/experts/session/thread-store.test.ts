@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
+import { ThreadOfAnotherExpertError, UnknownThreadError } from "../../../src/experts/runner-errors";
 import { SESSION_MIGRATIONS, applySessionSchema } from "../../../src/experts/session/session-schema";
-import { UnknownThreadError } from "../../../src/experts/runner-errors";
 import { ThreadStore } from "../../../src/experts/session/thread-store";
 
 type LoggedSql = SqlStorage & { log: string[] };
@@ -47,8 +47,8 @@ describe("thread store", () => {
   it("keeps the newest turns within the token budget and always starts at a user turn", async () => {
     const history = await withStore("trim", (store) => {
       const id = store.create("expert", 1);
-      for (let i = 0; i < 10; i++) store.append(id, turn(i), 2 + i, 600);
-      return store.history(id);
+      for (let i = 0; i < 10; i++) store.append(id, turn(i), 2 + i, { maxTokens: 600 });
+      return store.history(id, "expert");
     });
     expect(history[0]?.role).toBe("user");
     expect(JSON.stringify(history).length / 4).toBeLessThanOrEqual(600);
@@ -63,8 +63,8 @@ describe("thread store", () => {
   it("trims a new thread whose first turns alone exceed the budget", async () => {
     const history = await withStore("fresh-over-budget", (store) => {
       const id = store.create("expert", 1);
-      store.append(id, [...turn(0), ...turn(1)], 2, 300);
-      return store.history(id);
+      store.append(id, [...turn(0), ...turn(1)], 2, { maxTokens: 300 });
+      return store.history(id, "expert");
     });
     expect(history[0]?.role).toBe("user");
     expect(JSON.stringify(history)).toContain("answer 1");
@@ -79,7 +79,7 @@ describe("thread store", () => {
     });
     const history = await withStore("restart", (store) => {
       store.append(id, turn(1), 3);
-      return store.history(id);
+      return store.history(id, "expert");
     });
     expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
     expect(JSON.stringify(history.at(-1))).toContain("answer 1");
@@ -90,7 +90,7 @@ describe("thread store", () => {
       const id = store.create("expert", 1);
       const seen: Array<{ total: number; sum: number }> = [];
       for (let i = 0; i < 6; i++) {
-        store.append(id, turn(i), 2 + i, 700);
+        store.append(id, turn(i), 2 + i, { maxTokens: 700 });
         seen.push(totalsOf(sql, id));
       }
       return seen;
@@ -130,8 +130,8 @@ describe("thread store", () => {
       applySessionSchema(state.storage);
       const store = new ThreadStore(sql);
       const backfilled = totalsOf(sql, "th_old");
-      store.append("th_old", turn(1), 2, 600);
-      return { backfilled, trimmed: totalsOf(sql, "th_old"), history: store.history("th_old") };
+      store.append("th_old", turn(1), 2, { maxTokens: 600 });
+      return { backfilled, trimmed: totalsOf(sql, "th_old"), history: store.history("th_old", "e") };
     });
     expect(after.backfilled).toEqual({ total: 480, sum: 480 });
     expect(after.trimmed.total).toBe(after.trimmed.sum);
@@ -140,7 +140,49 @@ describe("thread store", () => {
     expect(JSON.stringify(after.history)).not.toContain("answer 0");
   });
 
+  it("keeps at most max_messages, starting at a user turn, and the token total follows", async () => {
+    const kept = await withStore("message-bound", (store, sql) => {
+      const id = store.create("expert", 1);
+      for (let i = 0; i < 5; i++) store.append(id, turn(i), 2 + i, { maxTokens: 1_000_000, maxMessages: 10 });
+      return { history: store.history(id, "expert"), totals: totalsOf(sql, id) };
+    });
+    // 20 messages written, 10 allowed: the newest 10 cut back to a user turn are the last two turns.
+    expect(kept.history).toHaveLength(8);
+    expect(kept.history[0]?.role).toBe("user");
+    expect(JSON.stringify(kept.history[0])).toContain("question 3");
+    expect(kept.totals.total).toBe(kept.totals.sum);
+  });
+
+  it("applies each expert's own token bound to its threads", async () => {
+    const sizes = await withStore("per-expert-tokens", (store) => {
+      const small = store.create("terse", 1);
+      const large = store.create("chatty", 1);
+      for (let i = 0; i < 6; i++) {
+        store.append(small, turn(i), 2 + i, { maxTokens: 400 });
+        store.append(large, turn(i), 2 + i, { maxTokens: 100_000 });
+      }
+      return { small: store.history(small, "terse").length, large: store.history(large, "chatty").length };
+    });
+    expect(sizes.large).toBe(24);
+    expect(sizes.small).toBe(4);
+  });
+
+  it("refuses a thread to an expert that did not start it", async () => {
+    const refusal = await withStore("other-expert", (store) => {
+      const id = store.create("librarian", 1);
+      store.append(id, turn(0), 2);
+      try {
+        store.history(id, "translator");
+        return null;
+      } catch (error) {
+        return error;
+      }
+    });
+    expect(refusal).toBeInstanceOf(ThreadOfAnotherExpertError);
+    expect(String(refusal)).toContain('belongs to expert "librarian", not "translator"');
+  });
+
   it("refuses a handle it never minted", async () => {
-    await expect(withStore("unknown", (store) => store.history("th_forged"))).rejects.toThrow(UnknownThreadError);
+    await expect(withStore("unknown", (store) => store.history("th_forged", "expert"))).rejects.toThrow(UnknownThreadError);
   });
 });
