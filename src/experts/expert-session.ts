@@ -10,6 +10,7 @@ import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { checkRunLimits, settleRunLimits } from "./limits/run-limits";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
@@ -46,6 +47,9 @@ export class ExpertSession extends DurableObject<Env> {
       const result = failedRun(new UnknownExpertError(request.skill, request.expert), startedAt);
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
+
+    const limits = await checkRunLimits(this.env.DB, request, skill.config, startedAt);
+    if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
     // row, so it is neither stored in this user's records nor handed back as theirs.
@@ -97,6 +101,7 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
+    await settleRunLimits(this.env.DB, limits.reservation, skill.config, expert, result.usage);
 
     this.runs.finish(request.runId, result, Date.now());
     if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
