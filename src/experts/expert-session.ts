@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
 import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
-import type { SkillConfig } from "../catalog/catalog-schema";
+import { DEFAULT_RETENTION_DAYS, type SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import type { ConnectionState } from "../downstream/downstream-types";
 import { log } from "../observability/logger";
@@ -12,6 +12,7 @@ import { runExpert } from "./run-expert";
 import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
 import { checkRunLimits, settleRunLimits } from "./limits/run-limits";
 import { failedRun } from "./session/failed-run";
+import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session/session-retention";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
@@ -37,6 +38,7 @@ export class ExpertSession extends DurableObject<Env> {
     this.threads = new ThreadStore(ctx.storage.sql);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
+    void this.armRetention();
   }
 
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter): Promise<ExpertCallResult> {
@@ -151,6 +153,45 @@ export class ExpertSession extends DurableObject<Env> {
     return (await this.cancel(runId)) ? "cancelled" : "not_found";
   }
 
+  /** The member's own threads (newest first), for /me/api. */
+  async threadList(limit = 50): Promise<ThreadSummary[]> {
+    return listThreads(this.ctx.storage.sql, Math.min(Math.max(limit, 1), 200));
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteThreadRows(this.ctx.storage.sql, threadId));
+  }
+
+  async deleteRun(runId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteRunRows(this.ctx.storage.sql, runId));
+  }
+
+  /**
+   * Deletes runs and threads older than the skill's `retention_days` as of `now`, then sets the
+   * next alarm for when the oldest remaining row expires (at most a day away, so a shortened
+   * retention applies within a day); none while the session is empty.
+   */
+  async purgeExpired(now = Date.now()): Promise<PurgeCount> {
+    const skillName = sessionSkill(this.ctx.id.name) ?? this.ctx.storage.sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
+    const skill = skillName === undefined ? null : await loadSkill(this.env, skillName);
+    const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+    const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
+    const oldest = oldestKept(this.ctx.storage.sql);
+    if (oldest === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000));
+    if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
+    return purged;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.purgeExpired();
+  }
+
+  /** A session that holds rows always has a retention alarm; one a day finds the next expiry. */
+  private async armRetention(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + DAY_MS);
+  }
+
   async run(runId: string): Promise<StoredRun | null> {
     return this.runs.get(runId);
   }
@@ -176,6 +217,12 @@ export class ExpertSession extends DurableObject<Env> {
     }
     return this.pool.pool;
   }
+}
+
+/** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
+function sessionSkill(name: string | undefined): string | undefined {
+  const part = name?.split(":")[1];
+  return part === undefined ? undefined : decodeURIComponent(part);
 }
 
 /** Request ids 1 and "1" are different JSON-RPC ids, so the key keeps the type. */

@@ -2,12 +2,13 @@ import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "a
 import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { canUseSkill } from "../catalog/skill-access";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
-import { UnissuedRequestPropsError } from "./mcp-errors";
+import { SkillAccessDeniedError, UnissuedRequestPropsError } from "./mcp-errors";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -98,6 +99,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       { status: 404 },
     );
   }
+  // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
+  if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
@@ -123,4 +126,9 @@ function withAllowOn405(response: Response): Response {
   const headers = new Headers(response.headers);
   headers.set("Allow", MCP_ALLOW);
   return new Response(response.body, { status: 405, statusText: response.statusText, headers });
+}
+
+export function accessRefused(skill: string): Response {
+  const error = new SkillAccessDeniedError(skill);
+  return Response.json({ error: error.message, fix: error.fix }, { status: 403 });
 }

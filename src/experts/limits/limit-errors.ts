@@ -25,3 +25,12 @@ export class UsageLimitReachedError extends SlipsnisseError {
     this.fix = `Try again ${resetsAt === null ? "when a run in flight has finished" : `after ${resetsAt}`}, or ask an admin to raise limits.${scope}.${limit} of skill "${skill}".`;
   }
 }
+
+/** The caller's skill access was taken away while their connection stayed open. */
+export class SkillAccessRevokedError extends SlipsnisseError {
+  readonly kind = "skill-access-revoked";
+  readonly fix = "Ask an admin to add you (or one of your groups) to the skill's `access` in the catalog.";
+  constructor(readonly skill: string) {
+    super(`You no longer have access to skill "${skill}".`);
+  }
+}

@@ -2,6 +2,8 @@ import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { log } from "../../observability/logger";
 import type { ExpertCallRequest, ExpertCallResult } from "../expert-call";
 import type { RunUsage } from "../expert-types";
+import { canUseSkill } from "../../catalog/skill-access";
+import { SkillAccessRevokedError } from "./limit-errors";
 import { failedRun } from "../session/failed-run";
 import { runCostUsd } from "./run-cost";
 import { type RunReservation, reserveRun, settleRun } from "./usage-counters";
@@ -15,6 +17,8 @@ export type LimitCheck = { reservation: RunReservation | null } | { refused: Exp
  */
 export async function checkRunLimits(db: D1Database, request: ExpertCallRequest, config: SkillConfig, startedAt: number): Promise<LimitCheck> {
   try {
+    // Again here, not only at the endpoint: an open legacy SSE stream outlives an access change.
+    if (!canUseSkill(config, request.user)) throw new SkillAccessRevokedError(request.skill);
     return { reservation: await reserveRun(db, request.skill, request.user.userId, config.limits, startedAt) };
   } catch (error) {
     const result = failedRun(error, startedAt);
