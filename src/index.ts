@@ -12,7 +12,8 @@ import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 export { ExpertSession } from "./experts/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
-const app = createApp();
+// The provider's helpers are read lazily, at request time, once `worker` below exists.
+const app = createApp({ oauthHelpers: (env, origin) => worker.helpers(env, origin) });
 const handler = { fetch: (request: Request, env: Env, ctx: ExecutionContext) => app.fetch(request, env, ctx) };
 
 /**
