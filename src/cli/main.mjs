@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CliError, usageError } from "./cli-error.mjs";
 import { diff } from "./commands/diff.mjs";
+import { members } from "./commands/members.mjs";
 import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
 import { rollback } from "./commands/rollback.mjs";
@@ -14,7 +15,7 @@ import { whoami } from "./commands/whoami.mjs";
 const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
 
 /** @type {Record<string, (args: string[], flags: Record<string, unknown>, io: import("./io.mjs").CliIo) => Promise<number>>} */
-export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant };
+export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant, members };
 
 const OPTIONS = /** @type {const} */ ({
   url: { type: "string" },
