@@ -9,6 +9,7 @@ import { adminRoutes } from "./admin/admin-routes";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
 import { serveMcp } from "./mcp/mcp-endpoint";
+import { sseAccessRefusal } from "./mcp/skill-access-gate";
 
 export type AppBindings = { Bindings: Env };
 
@@ -32,8 +33,9 @@ export function createApp(options: AppOptions = {}): Hono<AppBindings> {
   };
   const sse = (request: Request, env: Env, ctx: ExecutionContext) => {
     const user = signedIn(ctx.props);
-    if (user.success) markSeen(env, ctx, user.data);
-    return user.success ? serveLegacySse(request, env, user.data) : unauthorized();
+    if (!user.success) return unauthorized();
+    markSeen(env, ctx, user.data);
+    return sseAccessRefusal(request, env, user.data).then((refused) => refused ?? serveLegacySse(request, env, user.data));
   };
   app.all("/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.all("/s/:skill/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));

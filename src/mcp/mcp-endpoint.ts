@@ -3,12 +3,13 @@ import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { canUseSkill } from "../catalog/skill-access";
+import { accessRefused } from "./skill-access-gate";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
-import { SkillAccessDeniedError, UnissuedRequestPropsError } from "./mcp-errors";
+import { UnissuedRequestPropsError } from "./mcp-errors";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -126,9 +127,4 @@ function withAllowOn405(response: Response): Response {
   const headers = new Headers(response.headers);
   headers.set("Allow", MCP_ALLOW);
   return new Response(response.body, { status: 405, statusText: response.statusText, headers });
-}
-
-export function accessRefused(skill: string): Response {
-  const error = new SkillAccessDeniedError(skill);
-  return Response.json({ error: error.message, fix: error.fix }, { status: 403 });
 }

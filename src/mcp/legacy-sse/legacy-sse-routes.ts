@@ -1,8 +1,5 @@
 import type { UserProps } from "../../auth/user-props";
-import { loadSkill } from "../../catalog/compiled-skill-cache";
-import { canUseSkill } from "../../catalog/skill-access";
 import { browserOriginRefusal } from "../browser-origin";
-import { accessRefused } from "../mcp-endpoint";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
@@ -17,8 +14,6 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
   if (refusal) return refusal;
 
   if (!isMessage && request.method === "GET") {
-    const compiled = await loadSkill(env, skill);
-    if (compiled && !canUseSkill(compiled.config, user)) return accessRefused(skill);
     const sessionId = crypto.randomUUID();
     const stub = env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId));
     const endpoint = `${url.pathname}/message?sessionId=${sessionId}`;
