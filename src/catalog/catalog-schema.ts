@@ -106,6 +106,10 @@ export const skillAccessSchema = z
   })
   .strict();
 
+export type UsageLimits = z.output<typeof usageLimitsSchema>;
+export type SkillLimits = z.output<typeof skillLimitsSchema>;
+export type SkillAccess = z.output<typeof skillAccessSchema>;
+
 export const DEFAULT_RETENTION_DAYS = 30;
 
 export const toolPolicySchema = z
@@ -142,6 +146,3 @@ export type SkillConfig = z.output<typeof skillSchema>;
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;
 export type ProviderName = ExpertConfig["provider"];
-export type UsageLimits = z.output<typeof usageLimitsSchema>;
-export type SkillLimits = z.output<typeof skillLimitsSchema>;
-export type SkillAccess = z.output<typeof skillAccessSchema>;

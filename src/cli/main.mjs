@@ -15,7 +15,7 @@ import { whoami } from "./commands/whoami.mjs";
 const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
 
 /** @type {Record<string, (args: string[], flags: Record<string, unknown>, io: import("./io.mjs").CliIo) => Promise<number>>} */
-export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant, members };
+export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant };
 
 const OPTIONS = /** @type {const} */ ({
   url: { type: "string" },
@@ -59,3 +59,6 @@ export async function main(argv, io) {
     return 1;
   }
 }
+
+// Team administration (members and their grants), beside the catalog commands in the table above.
+COMMANDS.members = members;
