@@ -49,6 +49,8 @@
  *   runs, run_steps   one row per expert call and per model step (usage, outcome, tool calls).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
  *   session_migrations     which schema migrations this object has applied.
+ *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
+ *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
  * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.

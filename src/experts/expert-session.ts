@@ -10,7 +10,7 @@ import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
-import { checkRunLimits, settleRunLimits } from "./limits/run-limits";
+import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "./limits/run-limits";
 import { failedRun } from "./session/failed-run";
 import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session/session-retention";
 import { RunLog, type StoredRun } from "./session/run-log";
@@ -39,6 +39,10 @@ export class ExpertSession extends DurableObject<Env> {
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
     void this.armRetention();
+    // Before any call is let in, so a cut-off run's slot is free for the next one.
+    void ctx.blockConcurrencyWhile(() =>
+      releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
+    );
   }
 
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter): Promise<ExpertCallResult> {
@@ -50,7 +54,7 @@ export class ExpertSession extends DurableObject<Env> {
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
-    const limits = await checkRunLimits(this.env.DB, request, skill.config, startedAt);
+    const limits = await checkRunLimits(this.env.DB, this.ctx.storage, request, skill.config, startedAt);
     if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
@@ -103,7 +107,7 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
-    await settleRunLimits(this.env.DB, limits.reservation, skill.config, expert, result.usage);
+    await settleRunLimits(this.env.DB, this.ctx.storage, request.runId, limits.reservation, skill.config, expert, result.usage);
 
     this.runs.finish(request.runId, result, Date.now());
     if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
