@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
 import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
-import type { SkillConfig } from "../catalog/catalog-schema";
+import { DEFAULT_RETENTION_DAYS, type SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import { redactDeep } from "../downstream/secret-headers";
 import type { ConnectionState } from "../downstream/downstream-types";
@@ -13,9 +13,11 @@ import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./runner-errors";
 import { remainingBudget, resumedTurns } from "./ask-back";
+import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "./limits/run-limits";
 import type { PausedRun } from "./paused-run";
 import { failedRun } from "./session/failed-run";
 import { PausedRuns } from "./session/paused-runs";
+import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session/session-retention";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { PendingIndexWrites } from "./session/run-index-writer";
 import { applySessionSchema } from "./session/session-schema";
@@ -46,6 +48,11 @@ export class ExpertSession extends DurableObject<Env> {
     this.paused = new PausedRuns(ctx.storage.sql);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
+    void this.armRetention();
+    // Before any call is let in, so a cut-off run's slot is free for the next one.
+    void ctx.blockConcurrencyWhile(() =>
+      releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
+    );
   }
 
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter): Promise<ExpertCallResult> {
@@ -56,6 +63,9 @@ export class ExpertSession extends DurableObject<Env> {
       const result = failedRun(new UnknownExpertError(request.skill, request.expert), startedAt);
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
+
+    const limits = await checkRunLimits(this.env.DB, this.ctx.storage, request, skill.config, startedAt);
+    if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
     // row, so it is neither stored in this user's records nor handed back as theirs.
@@ -113,6 +123,7 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
+    await settleRunLimits(this.env.DB, this.ctx.storage, request.runId, limits.reservation, skill.config, expert, result.usage);
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
@@ -174,6 +185,45 @@ export class ExpertSession extends DurableObject<Env> {
     return (await this.cancel(runId)) ? "cancelled" : "not_found";
   }
 
+  /** The member's own threads (newest first), for /me/api. */
+  async threadList(limit = 50): Promise<ThreadSummary[]> {
+    return listThreads(this.ctx.storage.sql, Math.min(Math.max(limit, 1), 200));
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteThreadRows(this.ctx.storage.sql, threadId));
+  }
+
+  async deleteRun(runId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteRunRows(this.ctx.storage.sql, runId));
+  }
+
+  /**
+   * Deletes runs and threads older than the skill's `retention_days` as of `now`, then sets the
+   * next alarm for when the oldest remaining row expires (at most a day away, so a shortened
+   * retention applies within a day); none while the session is empty.
+   */
+  async purgeExpired(now = Date.now()): Promise<PurgeCount> {
+    const skillName = sessionSkill(this.ctx.id.name) ?? this.ctx.storage.sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
+    const skill = skillName === undefined ? null : await loadSkill(this.env, skillName);
+    const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+    const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
+    const oldest = oldestKept(this.ctx.storage.sql);
+    if (oldest === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000));
+    if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
+    return purged;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.purgeExpired();
+  }
+
+  /** A session that holds rows always has a retention alarm; one a day finds the next expiry. */
+  private async armRetention(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + DAY_MS);
+  }
+
   async run(runId: string): Promise<StoredRun | null> {
     return this.runs.get(runId);
   }
@@ -204,6 +254,12 @@ export class ExpertSession extends DurableObject<Env> {
     }
     return this.pool.pool;
   }
+}
+
+/** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
+function sessionSkill(name: string | undefined): string | undefined {
+  const part = name?.split(":")[1];
+  return part === undefined ? undefined : decodeURIComponent(part);
 }
 
 /** Request ids 1 and "1" are different JSON-RPC ids, so the key keeps the type. */

@@ -2,6 +2,8 @@ import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "a
 import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { canUseSkill } from "../catalog/skill-access";
+import { accessRefused } from "./skill-access-gate";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
@@ -103,6 +105,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       { status: 404 },
     );
   }
+  // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
+  if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
