@@ -112,7 +112,7 @@ describe("run index end to end", () => {
 
     const cli = (...args: string[]) => runCliProcess(args, { cwd: dir, env: { SLIPSNISSE_URL: dev.baseUrl } });
     const list = await cli("runs", "--skill", "default");
-    expect(list.code).toBe(0);
+    expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toContain(meta.runId);
     const one = await cli("runs", meta.runId);
     expect(one.code).toBe(0);

@@ -13,7 +13,7 @@ const FILTERS = ["skill", "expert", "user", "outcome", "from", "to", "limit", "c
  */
 export async function runs(args, flags, io) {
   if (args.length > 1) throw usageError("`runs` takes at most one run id.");
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const [runId] = args;
   if (runId !== undefined) {
     const trace = await withProgress(io, `Fetching run ${runId}`, () => client.get(`/runs/${encodeURIComponent(runId)}`));

@@ -11,7 +11,7 @@ import { withProgress } from "../progress.mjs";
  */
 export async function usage(args, flags, io) {
   if (args.length > 0) throw usageError("`usage` takes no positional arguments; use --from, --to and --group-by.");
-  const client = adminClient(flags, io.env);
+  const client = adminClient(flags, io);
   const query = new URLSearchParams();
   if (flags.servers) {
     if (typeof flags.skill === "string") query.set("skill", flags.skill);
