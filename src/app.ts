@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { userPropsSchema } from "./auth/user-props";
 import { adminRoutes } from "./admin/admin-routes";
+import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
 import { serveMcp } from "./mcp/mcp-endpoint";
@@ -16,6 +17,7 @@ export function createApp(): Hono<AppBindings> {
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.all(DEMO_DOCS_PATH, (c) => serveDemoDocs(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.route("/admin/api", adminRoutes());
+  app.route("/admin", dashboardRoutes());
 
   const signedIn = (props: unknown) => userPropsSchema.safeParse(props);
   const mcp = (request: Request, env: Env, ctx: ExecutionContext) => {

@@ -14,7 +14,7 @@ const src = join(repo, "src");
 const LAYERS: readonly (readonly string[])[] = [
   ["index.ts", "cli"],
   ["app.ts"],
-  ["admin", "mcp"],
+  ["admin", "dashboard", "mcp"],
   ["experts"],
   ["downstream"],
   ["catalog", "auth"],

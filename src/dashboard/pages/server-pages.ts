@@ -1,0 +1,70 @@
+import { Hono } from "hono";
+import { html } from "hono/html";
+import { z } from "zod";
+import { SERVER_ID_PATTERN, SKILL_NAME_PATTERN } from "../../catalog/catalog-schema";
+import { getSkill, listSkills } from "../../catalog/catalog-store";
+import { acceptToolChange, listPendingToolChanges, type PendingToolChange } from "../../downstream/tool-change-review";
+import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
+import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+
+const acceptForm = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
+
+/** Downstream servers per skill, with tool-definition changes waiting for review (old and new side by side). */
+export function serverPages(): Hono<DashboardEnv> {
+  const routes = new Hono<DashboardEnv>();
+
+  routes.get("/servers", async (c) => {
+    const summaries = await listSkills(c.env.DB);
+    const sections = await Promise.all(summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })));
+    const accepted = c.req.query("accepted");
+    const body = html`<h1>Servers</h1>
+${accepted ? html`<p class="notice" role="status">Accepted the new definition of <code>${accepted}</code>; experts may call it again.</p>` : ""}
+${sections.map(({ skill, pending }) =>
+  skill === null
+    ? ""
+    : html`<section aria-labelledby="servers-${skill.name}"><h2 id="servers-${skill.name}">${skill.name}</h2>
+${
+  Object.keys(skill.config.servers).length === 0
+    ? html`<p class="muted">No downstream servers.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th><th scope="col">Pending changes</th></tr></thead><tbody>
+${Object.entries(skill.config.servers).map(
+  ([id, server]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
+<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td><td>${pendingCount(pending, id)}</td></tr>`,
+)}
+</tbody></table></div>`
+}
+${pending.map((change) => pendingChange(c, skill.name, change))}
+</section>`,
+)}`;
+    return renderDashboardPage({ title: "Servers", current: "servers", ...frameOf(c) }, body);
+  });
+
+  routes.post("/servers/:skill/:server/tools/:tool/accept", async (c) => {
+    const { skill, server, tool } = c.req.param();
+    const form = acceptForm.safeParse(await c.req.parseBody());
+    if (!SKILL_NAME_PATTERN.test(skill) || !SERVER_ID_PATTERN.test(server) || !form.success) {
+      return dashboardMessage(400, "Cannot accept", "The form was incomplete; reload the servers page and try again.", frameOf(c));
+    }
+    const outcome = await acceptToolChange(c.env.DB, skill, server, tool, form.data.hash, c.get("session").user.login);
+    if (outcome.status === "stale") return dashboardMessage(409, "Changed again", `${server}__${tool} changed again since you reviewed it. Reload the servers page and review the newest definition.`, frameOf(c));
+    if (outcome.status !== "accepted") return dashboardMessage(404, "Nothing to accept", `${server}__${tool} has no pending change in ${skill}.`, frameOf(c));
+    await invalidateToolLists(c.env.CACHE, skill, server);
+    return new Response(null, { status: 303, headers: { Location: `/admin/servers?accepted=${encodeURIComponent(`${server}__${tool}`)}` } });
+  });
+
+  return routes;
+}
+
+function pendingCount(pending: readonly PendingToolChange[], server: string) {
+  const count = pending.filter((change) => change.server === server).length;
+  return count === 0 ? html`<span class="muted">none</span>` : html`<a class="warn" href="#change-${server}">${count} waiting for review</a>`;
+}
+
+function pendingChange(c: DashboardContext, skill: string, change: PendingToolChange) {
+  const name = `${change.server}__${change.tool}`;
+  return html`<article id="change-${change.server}" aria-label="Pending change of ${name}"><h3>Tool definition changed: <code>${name}</code></h3>
+<p class="muted">Seen ${formatTime(change.pending.seenAt)}; withheld from the experts until accepted. Pinned ${formatTime(change.pinned.pinnedAt)} by ${change.pinned.pinnedBy}.</p>
+<div class="side"><div><h4>Pinned (old)</h4><pre>${JSON.stringify(change.pinned.definition, null, 2)}</pre></div><div><h4>Now served (new)</h4><pre>${JSON.stringify(change.pending.definition, null, 2)}</pre></div></div>
+<form method="post" action="/admin/servers/${skill}/${change.server}/tools/${encodeURIComponent(change.tool)}/accept"><input type="hidden" name="csrf" value="${c.get("csrf")}"><input type="hidden" name="hash" value="${change.pending.hash}"><button type="submit" aria-label="Accept the new definition of ${name}">Accept new definition</button></form></article>`;
+}
