@@ -46,7 +46,7 @@ ${versions.map(
     v.current
       ? ""
       : html`<form class="inline" method="post" action="/admin/catalog/${skill}/versions/${v.version}/restore"><input type="hidden" name="csrf" value="${c.get("csrf")}"><button type="submit" aria-label="Restore version ${v.version} of ${skill}">Restore v${v.version}</button></form>`
-  } <a href="/admin/catalog/${skill}?from=${v.version}&amp;to=${current}">diff against current</a></td></tr>`,
+  }${v.current ? "" : html` <a href="/admin/catalog/${skill}?from=${v.version}&amp;to=${current}#diff">diff against current</a>`}</td></tr>`,
 )}
 </tbody></table></div>
 <h2 id="diff">Diff</h2>
