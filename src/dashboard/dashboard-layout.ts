@@ -12,6 +12,8 @@ export interface PageFrame {
   csrf?: string;
   /** Which nav entry is the current page. */
   current?: NavEntry;
+  /** False on refusals: the pages would only refuse again. */
+  nav?: boolean;
 }
 
 const NAV = [
@@ -73,7 +75,7 @@ export async function renderDashboardPage(frame: PageFrame, body: Markup, status
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${frame.title} · Slipsnisse admin</title><style nonce="${nonce}">${STYLE}</style></head>
 <body><header><a class="brand" href="/admin">Slipsnisse admin</a>
-${frame.login === undefined ? "" : html`<nav aria-label="Dashboard"><ul>${NAV.map(([id, href, label]) => html`<li><a href="${href}"${id === frame.current ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>
+${frame.login === undefined ? "" : html`${frame.nav === false ? "" : html`<nav aria-label="Dashboard"><ul>${NAV.map(([id, href, label]) => html`<li><a href="${href}"${id === frame.current ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>`}
 <div class="who"><span>Signed in as <strong>${frame.login}</strong></span>${
     frame.csrf === undefined ? "" : html`<form class="inline" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${frame.csrf}"><button class="quiet" type="submit">Sign out</button></form>`
   }</div>`}

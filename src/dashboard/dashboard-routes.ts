@@ -56,10 +56,17 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
       if (c.req.method === "GET" || c.req.method === "HEAD") return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
       return dashboardMessage(401, "Sign in first", "This action needs a signed-in admin. Sign in and try again.", {}, { "Set-Cookie": clearCookie(SESSION_COOKIE) });
     }
-    if (session.user.role !== "admin") {
-      return dashboardMessage(403, "Admins only", `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; ask one to add you to ADMIN_USERS if you need it.`, { login: session.user.login });
-    }
     const csrf = await csrfToken(c.env, session);
+    // Sign-out stays open to a member, so a shared browser can switch to an admin's sign-in.
+    const signOut = new URL(c.req.url).pathname === "/admin/logout";
+    if (session.user.role !== "admin" && !signOut) {
+      return dashboardMessage(
+        403,
+        "Admins only",
+        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; ask one to add you to ADMIN_USERS if you need it.`,
+        { login: session.user.login, csrf, nav: false },
+      );
+    }
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
       const presented = form.csrf;

@@ -25,12 +25,13 @@ export function lineDiff(before: string, after: string): DiffLine[] {
       out.push({ kind: "same", text: a[i] ?? "" });
       i += 1;
       j += 1;
-    } else if (j < b.length && (i >= a.length || (table[i * width + j + 1] ?? 0) >= (table[(i + 1) * width + j] ?? 0))) {
-      out.push({ kind: "added", text: b[j] ?? "" });
-      j += 1;
-    } else {
+    } else if (i < a.length && (j >= b.length || (table[(i + 1) * width + j] ?? 0) >= (table[i * width + j + 1] ?? 0))) {
+      // Removals before additions at a tie, as `diff -u` prints a changed block.
       out.push({ kind: "removed", text: a[i] ?? "" });
       i += 1;
+    } else {
+      out.push({ kind: "added", text: b[j] ?? "" });
+      j += 1;
     }
   }
   return out;

@@ -83,6 +83,14 @@ describe("dashboard refusals", () => {
     expect(await listVersions(env.DB, skill)).toHaveLength(2);
   });
 
+  it("lets a member sign out from the refusal page (to switch to an admin)", async () => {
+    const cookie = await signInAs("bob");
+    const refused = await (await dashboardFetch("/admin", { headers: { cookie } })).text();
+    const out = await dashboardFetch("/admin/logout", form({ csrf: csrfIn(refused) }, cookie));
+    expect(out.status).toBe(303);
+    expect(out.headers.getSetCookie()).toContainEqual(expect.stringMatching(/^__Host-slipsnisse-dashboard=; Path=\/; Max-Age=0/));
+  });
+
   it("refuses a POST from a signed-out browser", async () => {
     const skill = await skillWithTwoVersions("signed-out-post");
     const response = await dashboardFetch(`/admin/catalog/${skill}/versions/1/restore`, form({ csrf: "anything" }));

@@ -2,11 +2,14 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
 import { SERVER_ID_PATTERN, SKILL_NAME_PATTERN } from "../../catalog/catalog-schema";
+import { checkSkillHealth, type SkillHealth } from "../../admin/skill-health";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { acceptToolChange, listPendingToolChanges, type PendingToolChange } from "../../downstream/tool-change-review";
 import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+
+const PROBE_TIMEOUT_MS = 10_000;
 
 const acceptForm = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
 
@@ -18,19 +21,23 @@ export function serverPages(): Hono<DashboardEnv> {
     const summaries = await listSkills(c.env.DB);
     const sections = await Promise.all(summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })));
     const accepted = c.req.query("accepted");
+    // A probe connects to every server of one skill now: on demand only, through a plain link, so the page itself stays fast.
+    const probeSkill = sections.find(({ skill }) => skill !== null && skill.name === c.req.query("probe"))?.skill ?? null;
+    const health = probeSkill ? await checkSkillHealth(c.env, probeSkill.name, probeSkill.version, probeSkill.config, PROBE_TIMEOUT_MS) : undefined;
     const body = html`<h1>Servers</h1>
 ${accepted ? html`<p class="notice" role="status">Accepted the new definition of <code>${accepted}</code>; experts may call it again.</p>` : ""}
 ${sections.map(({ skill, pending }) =>
   skill === null
     ? ""
     : html`<section aria-labelledby="servers-${skill.name}"><h2 id="servers-${skill.name}">${skill.name}</h2>
+<p><a href="/admin/servers?probe=${skill.name}#servers-${skill.name}">Probe ${skill.name}'s servers now</a></p>
 ${
   Object.keys(skill.config.servers).length === 0
     ? html`<p class="muted">No downstream servers.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th><th scope="col">Pending changes</th></tr></thead><tbody>
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Pending changes</th></tr></thead><tbody>
 ${Object.entries(skill.config.servers).map(
   ([id, server]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
-<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td><td>${pendingCount(pending, id)}</td></tr>`,
+<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}<td>${pendingCount(pending, id)}</td></tr>`,
 )}
 </tbody></table></div>`
 }
@@ -54,6 +61,16 @@ ${pending.map((change) => pendingChange(c, skill.name, change))}
   });
 
   return routes;
+}
+
+function healthCell(health: SkillHealth, serverId: string) {
+  const server = health.servers.find((entry) => entry.server === serverId);
+  if (!server) return html`<td class="muted">not probed</td>`;
+  if (!server.ok) return html`<td><span class="bad">failing</span> after ${server.latencyMs} ms<br><span class="muted">${server.error ?? ""}</span></td>`;
+  const missing = server.missingTools ?? [];
+  return html`<td><span class="ok">ok</span> in ${server.latencyMs} ms · ${server.toolCount ?? 0} tools${
+    missing.length > 0 ? html`<br><span class="warn">missing: ${missing.map((entry) => `${entry.expert} → ${entry.tool}`).join(", ")}</span>` : ""
+  }</td>`;
 }
 
 function pendingCount(pending: readonly PendingToolChange[], server: string) {

@@ -122,6 +122,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     const change = page.getByRole("article", { name: "Pending change of fx__echo" });
     await expect(change.getByText("Returns the text it was given.").isVisible()).resolves.toBe(true);
     await expect(change.getByText("Echoes, and now also forwards the text elsewhere.").isVisible()).resolves.toBe(true);
+    await page.getByRole("link", { name: "Probe default's servers now" }).click();
+    await page.getByRole("cell", { name: /ok in \d+ ms · \d+ tools/ }).waitFor({ timeout: 15_000 });
     await saveScreenshot(page, "dashboard-servers-pending");
     await change.getByRole("button", { name: "Accept the new definition of fx__echo" }).click();
     await page.waitForURL((url) => url.searchParams.has("accepted"));
@@ -138,6 +140,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     await page.getByRole("button", { name: "Restore version 1 of default" }).click();
     await page.waitForURL((url) => url.searchParams.has("restored"));
     await expect(page.getByRole("status").textContent()).resolves.toContain("v3 is now current");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await saveScreenshot(page, "dashboard-catalog-phone");
     const live = await fetch(`${team.dev.baseUrl}/admin/api/skills/default`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
     expect(((await live.json()) as { version: number; config: { experts: { name: string }[] } }).config.experts.map((e) => e.name)).toEqual(["ask_notes"]);
   });

@@ -14,7 +14,8 @@ const src = join(repo, "src");
 const LAYERS: readonly (readonly string[])[] = [
   ["index.ts", "cli"],
   ["app.ts"],
-  ["admin", "dashboard", "mcp"],
+  ["dashboard"],
+  ["admin", "mcp"],
   ["experts"],
   ["downstream"],
   ["catalog", "auth"],
