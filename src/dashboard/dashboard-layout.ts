@@ -25,15 +25,17 @@ const NAV = [
 export type NavEntry = (typeof NAV)[number][0];
 
 /**
- * No script, no external resource: styles carry the page's nonce, forms post to this origin
- * only. `form-action 'self'` is safe here because every dashboard form posts same-origin and
+ * Nothing external; styles, and the live page's one script, carry the page's nonce; forms post
+ * to this origin only. `form-action 'self'` is safe here because every dashboard form posts same-origin and
  * redirects same-origin (the sign-in page, whose redirect leaves for the identity provider,
  * uses a link instead of a form).
  */
-export function dashboardHeaders(nonce: string): Record<string, string> {
+export function dashboardHeaders(nonce: string, withScript = false): Record<string, string> {
+  // A page with a script (live) may run only its own nonce'd one and talk only to this origin.
+  const script = withScript ? ` script-src 'nonce-${nonce}'; connect-src 'self';` : "";
   return {
     "Content-Type": "text/html; charset=utf-8",
-    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    "Content-Security-Policy": `default-src 'none'; style-src 'nonce-${nonce}';${script} img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
@@ -69,7 +71,7 @@ form.inline{display:inline}label{font-weight:600}select,input{font:inherit;paddi
 `;
 
 /** The page shell: header with navigation and the signed-in admin, then `body` (already escaped markup). */
-export async function renderDashboardPage(frame: PageFrame, body: Markup, status = 200, extraHeaders: Record<string, string> = {}): Promise<Response> {
+export async function renderDashboardPage(frame: PageFrame, body: Markup, status = 200, extraHeaders: Record<string, string> = {}, script?: HtmlEscapedString): Promise<Response> {
   const nonce = randomToken();
   const page = await html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -79,8 +81,8 @@ ${frame.login === undefined ? "" : html`${frame.nav === false ? "" : html`<nav a
 <div class="who"><span>Signed in as <strong>${frame.login}</strong></span>${
     frame.csrf === undefined ? "" : html`<form class="inline" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${frame.csrf}"><button class="quiet" type="submit">Sign out</button></form>`
   }</div>`}
-</header><main>${body}</main></body></html>`;
-  return new Response(page.toString(), { status, headers: { ...dashboardHeaders(nonce), ...extraHeaders } });
+</header><main>${body}</main>${script === undefined ? "" : html`<script nonce="${nonce}">${script}</script>`}</body></html>`;
+  return new Response(page.toString(), { status, headers: { ...dashboardHeaders(nonce, script !== undefined), ...extraHeaders } });
 }
 
 /** A plain refusal or error page in the dashboard's frame. */
