@@ -14,6 +14,14 @@
  *                     listing path (first sight pins; a change is withheld and recorded) and by an
  *                     admin's accept. D1, not KV: these are security decisions an admin reviews,
  *                     and KV is eventually consistent. Definitions are stored after secret redaction.
+ *   run_index         run_id → one summary row per finished expert run of the tenant: skill, expert,
+ *                     user id with the login/email from sign-in, outcome, trace id, times, tokens, tool
+ *                     calls, downstream bytes, cost at the skill's catalog prices (NULL if unpriced).
+ *                     Written by the ExpertSession after it has answered (ctx.waitUntil), so admins list,
+ *                     filter and add up runs across users; the trace itself stays in the session named
+ *                     by (skill, user_id). Names, counts and times only: no arguments, results or texts.
+ *   run_tool_calls    (run_id, seq) → one row per downstream tool call of an indexed run: skill, server,
+ *                     tool, status, latency, bytes, the server's error (redacted, cut). Per-server usage.
  *
  * KV (binding CACHE) — read on the hot path (every MCP request needs its skill's experts):
  *   skill:<name>      CompiledSkill {name, version, config} of the live version. One key per skill
@@ -37,7 +45,9 @@
  *
  * Durable Object ExpertSession (SQLite, one per tenant+skill+user), schema and migrations in
  * src/experts/session/session-schema.ts:
- *   runs, run_steps   one row per expert call and per model step (usage, outcome, tool calls).
+ *   runs, run_steps   one row per expert call and per model step: the run's trace (caller, redacted
+ *                     arguments, notes, answer excerpt, trace id; per step the model call and tool
+ *                     calls with redacted argument and result excerpts).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
  *   session_migrations     which schema migrations this object has applied.
  *
@@ -49,6 +59,8 @@ export const D1_TABLES = {
   catalogVersions: "catalog_versions",
   skills: "skills",
   toolPins: "tool_pins",
+  runIndex: "run_index",
+  runToolCalls: "run_tool_calls",
 } as const;
 
 export const KV_PREFIXES = {

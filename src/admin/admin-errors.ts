@@ -168,3 +168,12 @@ export class RunNotFoundError extends AdminApiError {
     this.fix = `List the user's runs with GET /admin/api/skills/${skill}/runs?user=${encodeURIComponent(user)}.`;
   }
 }
+
+export class RunNotIndexedError extends AdminApiError {
+  readonly kind = "run-not-indexed";
+  readonly status = 404;
+  readonly fix = "List runs with GET /admin/api/runs (filters: skill, expert, user, outcome, from, to). A run is indexed once it has ended.";
+  constructor(readonly runId: string) {
+    super(`No finished run ${runId} is in this tenant's run index.`);
+  }
+}

@@ -6,11 +6,13 @@ import type { AdminEnv } from "./admin-context";
 import { AdminApiError } from "./admin-errors";
 import { catalogRoutes } from "./routes/catalog-routes";
 import { expertRoutes } from "./routes/expert-routes";
+import { runIndexRoutes } from "./routes/run-index-routes";
 import { runRoutes } from "./routes/run-routes";
 import { serverRoutes } from "./routes/server-routes";
 import { skillRoutes } from "./routes/skill-routes";
 import { statusRoutes } from "./routes/status-routes";
 import { toolChangeRoutes } from "./routes/tool-change-routes";
+import { usageRoutes } from "./routes/usage-routes";
 import { versionRoutes } from "./routes/version-routes";
 import { whoamiRoutes } from "./routes/whoami-routes";
 
@@ -22,7 +24,7 @@ import { whoamiRoutes } from "./routes/whoami-routes";
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes(), whoamiRoutes()]) {
+  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes(), runIndexRoutes(), usageRoutes(), whoamiRoutes()]) {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.

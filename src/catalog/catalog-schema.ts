@@ -91,12 +91,24 @@ export const toolPolicySchema = z
   })
   .strict();
 
+export const modelPriceSchema = z
+  .object({
+    input_per_million: z.number().min(0).max(10_000).describe("Price of one million input tokens (in your billing currency)."),
+    output_per_million: z.number().min(0).max(10_000).describe("Price of one million output tokens."),
+  })
+  .strict();
+
+export const pricingSchema = z
+  .partialRecord(expertSchema.shape.provider.unwrap(), z.record(z.string().min(1), modelPriceSchema))
+  .describe("Prices per provider and model id, e.g. {\"google\": {\"gemini-2.5-flash\": {\"input_per_million\": 0.3, \"output_per_million\": 2.5}}}. Usage reports cost only for priced models.");
+
 export const skillSchema = z
   .object({
     description: z.string().max(2_000).optional(),
     servers: z.record(z.string(), downstreamServerSchema).default({}),
     tool_policy: toolPolicySchema.default(toolPolicySchema.parse({})),
     experts: z.array(expertSchema).default([]),
+    pricing: pricingSchema.optional(),
   })
   .strict();
 
@@ -115,3 +127,4 @@ export type SkillConfig = z.output<typeof skillSchema>;
 export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;
 export type ProviderName = ExpertConfig["provider"];
+export type ModelPrice = z.output<typeof modelPriceSchema>;

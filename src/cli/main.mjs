@@ -6,7 +6,9 @@ import { diff } from "./commands/diff.mjs";
 import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
 import { rollback } from "./commands/rollback.mjs";
+import { runs } from "./commands/runs.mjs";
 import { tenant } from "./commands/tenant.mjs";
+import { usage as usageCommand } from "./commands/usage.mjs";
 import { validate } from "./commands/validate.mjs";
 import { versions } from "./commands/versions.mjs";
 import { whoami } from "./commands/whoami.mjs";
@@ -14,7 +16,7 @@ import { whoami } from "./commands/whoami.mjs";
 const usage = readFileSync(new URL("./usage.md", import.meta.url), "utf8");
 
 /** @type {Record<string, (args: string[], flags: Record<string, unknown>, io: import("./io.mjs").CliIo) => Promise<number>>} */
-export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant };
+export const COMMANDS = { validate, push, pull, diff, versions, rollback, whoami, tenant, runs, usage: usageCommand };
 
 const OPTIONS = /** @type {const} */ ({
   url: { type: "string" },
@@ -24,6 +26,17 @@ const OPTIONS = /** @type {const} */ ({
   config: { type: "string" },
   "dry-run": { type: "boolean" },
   "exit-code": { type: "boolean" },
+  // runs and usage
+  expert: { type: "string" },
+  user: { type: "string" },
+  outcome: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
+  limit: { type: "string" },
+  cursor: { type: "string" },
+  "group-by": { type: "string" },
+  servers: { type: "boolean" },
+  json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 });
 

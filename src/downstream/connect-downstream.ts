@@ -6,6 +6,7 @@ import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
 import { CancelClosesStreamTransport } from "./cancel-closes-stream-transport";
 import { DedupeInboundTransport } from "./dedupe-inbound-transport";
 import { redactSecrets, resolveSecretHeaders } from "./secret-headers";
+import { fetchWithTraceparent } from "./trace-context";
 import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
 import { assertSafeDownstreamUrl } from "./url-guard";
 
@@ -44,7 +45,8 @@ export async function connectDownstream(
     // reaches this layer (docs/architecture.md#no-token-passthrough).
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
     secretValues = resolved.secretValues;
-    const fetch = downstreamFetch(serverId, config, env);
+    // Every request carries the trace of the run that made it (trace-context.ts).
+    const fetch = fetchWithTraceparent(downstreamFetch(serverId, config, env));
     // A service binding never leaves Cloudflare's network; its URL only names the path and Host.
     const url = config.binding === undefined && config.url !== undefined ? assertSafeDownstreamUrl(serverId, config.url, env) : downstreamUrl(config);
     const deadline = AbortSignal.timeout(config.connect_timeout_ms);

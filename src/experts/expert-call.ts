@@ -39,6 +39,8 @@ export interface ExpertCallResult {
   /** The conversation's handle; absent when the run had none (a refused continuation, an unknown expert). */
   thread?: string;
   usage: RunUsage;
+  /** The W3C trace id the run's downstream and model requests carried. */
+  traceId?: string;
 }
 
 /** Called by the session once per step; an RPC stub of a function when it crosses the DO boundary. */

@@ -3,6 +3,7 @@ import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
 import type { SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
+import { redactDeep } from "../downstream/secret-headers";
 import type { ConnectionState } from "../downstream/downstream-types";
 import { log } from "../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter } from "./expert-call";
@@ -12,8 +13,10 @@ import { runExpert } from "./run-expert";
 import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
 import { failedRun } from "./session/failed-run";
 import { RunLog, type StoredRun } from "./session/run-log";
+import { PendingIndexWrites } from "./session/run-index-writer";
 import { applySessionSchema } from "./session/session-schema";
 import { ThreadStore } from "./session/thread-store";
+import { finishRunTrace, startRunTrace } from "./trace/session-run-trace";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -28,6 +31,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly inFlight = new Map<string, AbortController>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
+  private readonly indexWrites = new PendingIndexWrites();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,6 +69,7 @@ export class ExpertSession extends DurableObject<Env> {
     this.inFlight.set(request.runId, controller);
     const key = request.mcpRequest ? requestKey(request.mcpRequest) : undefined;
     if (key !== undefined) this.byRequest.set(key, (this.byRequest.get(key) ?? new Set()).add(request.runId));
+    const trace = startRunTrace(this.env, request, skill.config, expert);
     this.runs.start({
       id: request.runId,
       skill: request.skill,
@@ -75,19 +80,20 @@ export class ExpertSession extends DurableObject<Env> {
       provider: expert.provider,
       model: expert.model ?? null,
       startedAt,
+      ...trace.start,
     });
 
     let result: ExpertRunResult;
     try {
       if (refusedThread) throw refusedThread;
-      const model = await resolveModel(expert, this.env);
+      const model = trace.model(await resolveModel(expert, this.env));
       result = await runExpert({
         expert,
         toolPolicy: skill.config.tool_policy,
         args: request.args,
         history,
         model,
-        tools: this.poolFor(request.skill, skill.config),
+        tools: trace.tools(this.poolFor(request.skill, skill.config)),
         signal: controller.signal,
         onStep: (progress) => report(onProgress, progress),
       });
@@ -98,9 +104,15 @@ export class ExpertSession extends DurableObject<Env> {
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
 
-    this.runs.finish(request.runId, result, Date.now());
+    const endedAt = Date.now();
+    const stored = finishRunTrace(trace, result);
+    this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
+    // The index row is written after the reply: not awaited here, kept alive by waitUntil.
+    const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
+    this.ctx.waitUntil(write);
     if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
-      this.threads.append(threadId, result.messages, Date.now());
+      // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
+      this.threads.append(threadId, redactDeep(result.messages, trace.redact), Date.now());
     }
     const finished = {
       runId: request.runId,
@@ -114,8 +126,10 @@ export class ExpertSession extends DurableObject<Env> {
     };
     log("info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
+    // An error text can quote a provider's or server's message, which may echo a credential.
+    const text = result.error ? trace.redact(result.text) : result.text;
     const thread = threadId === null ? {} : { thread: threadId };
-    return { runId: request.runId, outcome: result.outcome, text: result.text, ...structured, ...thread, usage: result.usage };
+    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, usage: result.usage, traceId: trace.traceId };
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
@@ -157,6 +171,11 @@ export class ExpertSession extends DurableObject<Env> {
 
   async steps(runId: string): Promise<StepRecord[]> {
     return this.runs.steps(runId);
+  }
+
+  /** Resolves once every run index write this object started has landed (or failed and was logged). */
+  async runIndexSettled(): Promise<void> {
+    await this.indexWrites.settled();
   }
 
   async connectionStates(): Promise<Record<string, ConnectionState>> {

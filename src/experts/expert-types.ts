@@ -32,10 +32,30 @@ export interface ToolCallRecord {
   toolCallId: string;
   /** Namespaced `server__tool` as the model emitted it. */
   name: string;
-  status: "ok" | "error" | "refused" | "truncated";
+  /**
+   * `truncated` is an ok call whose result was cut to max_tool_result_bytes; `withheld` a tool
+   * whose definition changed since it was pinned; `cancelled` a call the run's abort cut short.
+   */
+  status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled";
   bytes: number;
   elapsedMs: number;
   error?: string;
+  /** The downstream server and tool, for calls that reached the adapter. */
+  server?: string;
+  tool?: string;
+  /** The arguments as JSON and the start of the result: raw while the run goes on, redacted and cut when stored. */
+  args?: string;
+  result?: string;
+}
+
+/** The model call behind one step, for the run's trace. */
+export interface ModelCallRecord {
+  provider: string;
+  model: string;
+  /** Time waiting for the model's response, retries included. */
+  latencyMs: number;
+  /** Failed attempts (429, 5xx) the AI SDK retried before this call succeeded. */
+  retries: number;
 }
 
 export interface StepRecord {
@@ -45,6 +65,7 @@ export interface StepRecord {
   outputTokens: number;
   text: string;
   toolCalls: ToolCallRecord[];
+  model?: ModelCallRecord;
 }
 
 export interface StepProgress {
@@ -80,4 +101,6 @@ export interface ExpertRunResult {
   messages: ModelMessage[];
   /** What the runner left out and why (unlisted or blocked tools, unavailable servers), for the run record. */
   notes?: string[];
+  /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
+  unfinishedToolCalls?: ToolCallRecord[];
 }

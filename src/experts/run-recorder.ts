@@ -42,6 +42,8 @@ export class RunRecorder {
       outputTokens: step.usage.outputTokens ?? 0,
       text: step.text,
       toolCalls,
+      // Retries are counted by the session's traced model and filled in when the run is stored.
+      model: { provider: step.model.provider, model: step.model.modelId, latencyMs: Math.round(step.performance.responseTimeMs), retries: 0 },
     };
     this.steps.push(record);
     this.responseMessages.push(...step.response.messages);
@@ -71,6 +73,12 @@ export class RunRecorder {
 
   allCalls(): ToolCallRecord[] {
     return [...this.calls.values()].map((entry) => entry.record);
+  }
+
+  /** Calls no finished step lists: the ones a cancel or the run's clock cut off mid-step. */
+  unfinishedCalls(): ToolCallRecord[] {
+    const inSteps = new Set(this.steps.flatMap((step) => step.toolCalls.map((call) => call.toolCallId)));
+    return this.allCalls().filter((call) => !inSteps.has(call.toolCallId));
   }
 
   refusedCount(): number {

@@ -35,11 +35,17 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
       retries: recorder.modelRetries,
     },
     steps: recorder.steps,
+    ...unfinished(recorder),
     ...(end.structured ? { structured: end.structured } : {}),
     ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),
     messages: threadMessages(end, recorder),
     notes: end.notes,
   };
+}
+
+function unfinished(recorder: RunRecorder): Pick<ExpertRunResult, "unfinishedToolCalls"> {
+  const calls = recorder.unfinishedCalls();
+  return calls.length === 0 ? {} : { unfinishedToolCalls: calls };
 }
 
 /**

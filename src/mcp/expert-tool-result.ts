@@ -6,6 +6,8 @@ export const META_USAGE = "slipsnisse.dev/usage";
 export const META_THREAD = "slipsnisse.dev/thread";
 export const META_RUN = "slipsnisse.dev/run";
 export const META_OUTCOME = "slipsnisse.dev/outcome";
+/** `{runId, traceId}`: the run to look up in the admin API and the W3C trace id its requests carried. */
+export const META_TRACE = "slipsnisse.dev/trace";
 
 /**
  * Only the final answer reaches the orchestrator's context; steps stay in the run record. The
@@ -17,6 +19,7 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
     ...(result.thread ? { [META_THREAD]: result.thread } : {}),
     [META_RUN]: result.runId,
     [META_OUTCOME]: result.outcome,
+    ...(result.traceId ? { [META_TRACE]: { runId: result.runId, traceId: result.traceId } } : {}),
   };
   // A tool with an outputSchema must return structuredContent on success (the SDK refuses the
   // result otherwise), so a cancelled run of a structured expert is an error too.

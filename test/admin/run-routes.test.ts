@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { scriptedModel } from "../experts/scripted-model";
 import { connectClient } from "../mcp/mcp-test-client";
 import { admin, adminAs } from "./admin-test-client";
@@ -27,6 +28,7 @@ describe("admin runs API", () => {
     setModelResolverForTests(() => scriptedModel([{ text: "Second answer." }]));
     const second = await client.callTool({ name: "ask_docs", arguments: { query: "second question" } });
     runIds.push(first._meta?.[META_RUN] as string, second._meta?.[META_RUN] as string);
+    await sessionStub(env, SKILL, USER).runIndexSettled();
   });
   afterAll(async () => {
     setModelResolverForTests(undefined);
@@ -67,9 +69,31 @@ describe("admin runs API", () => {
     expect(skill.status).toBe(404);
   });
 
+  it("lists the skill's runs across users from the run index when ?user= is left out", async () => {
+    const answer = await admin("GET", `/skills/${SKILL}/runs`);
+    expect(answer.status).toBe(200);
+    const runs = answer.body.runs as Array<Record<string, unknown>>;
+    expect(runs.map((run) => run.id)).toEqual([...runIds].reverse());
+    expect(runs[0]).toMatchObject({ skill: SKILL, expert: "ask_docs", user: { id: USER }, outcome: "ok", toolCalls: 0 });
+    expect(runs[1]).toMatchObject({ toolCalls: 1, steps: 2 });
+  });
+
+  it("opens one run's full trace without ?user=, by the index row's session", async () => {
+    for (const path of [`/runs/${runIds[0]}`, `/skills/${SKILL}/runs/${runIds[0]}`]) {
+      const answer = await admin("GET", path);
+      expect(answer.status).toBe(200);
+      expect(answer.body.summary).toMatchObject({ id: runIds[0], user: { id: USER } });
+      expect(answer.body.session).toBe(`${env.TENANT}:${SKILL}:${encodeURIComponent(USER)}`);
+      expect(answer.body.run).toMatchObject({ id: runIds[0], args: JSON.stringify({ query: "first question" }), answer: "Budgets bound loops." });
+      const steps = answer.body.steps as Array<{ toolCalls: Array<Record<string, unknown>> }>;
+      expect(steps[0]?.toolCalls[0]).toMatchObject({ server: "docs", tool: "search_docs", args: JSON.stringify({ query: "budget" }), status: "ok" });
+      expect(String(steps[0]?.toolCalls[0]?.result)).toMatch(/budget/i);
+    }
+    // A run of another skill is not found under this one.
+    expect((await admin("GET", `/skills/no-such-skill/runs/${runIds[0]}`)).status).toBe(404);
+  });
+
   it.each([
-    ["a missing user", `/skills/${SKILL}/runs`, /user/],
-    ["an empty user", `/skills/${SKILL}/runs?user=`, /user/],
     ["a limit of 0", `/skills/${SKILL}/runs?user=a&limit=0`, /limit/],
     ["a limit over 200", `/skills/${SKILL}/runs?user=a&limit=201`, /limit/],
     ["a fractional limit", `/skills/${SKILL}/runs?user=a&limit=1.5`, /limit/],
@@ -81,8 +105,9 @@ describe("admin runs API", () => {
     expect(answer.body.error).toMatch(message);
   });
 
-  it("says what a user id looks like when ?user= is missing, with ids as the Worker mints them", async () => {
-    const answer = await admin("GET", `/skills/${SKILL}/runs`);
+  it("says what a user id looks like when ?user= is not one, with ids as the Worker mints them", async () => {
+    const answer = await admin("GET", `/skills/${SKILL}/runs?user=${"x".repeat(201)}`);
+    expect(answer.status).toBe(400);
     const fix = String(answer.body.fix);
     expect(fix).toContain("dev-alice");
     expect(fix).toContain("local:dev");

@@ -6,7 +6,10 @@
  *
  * runs               one row per expert call; inserted as "running" before the model is called so
  *                    a run cut off by a disconnect or eviction is still on record, updated at the end.
- * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON).
+ *                    With its trace: trace id, caller (user id, login, email), the arguments, the
+ *                    notes and the answer (texts redacted of secrets and cut to bounds).
+ * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON,
+ *                    with redacted arguments and result excerpts), the model call (JSON).
  * threads            a follow-up conversation handle minted by the session, bound to this DO's user.
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
@@ -59,6 +62,15 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [
     `ALTER TABLE thread_turns ADD COLUMN role TEXT NOT NULL DEFAULT 'user'`,
     `UPDATE thread_turns SET role = coalesce(json_extract(message, '$.role'), 'user')`,
+  ],
+  // A run is a full trace: who called, with what, what the runner left out, and what came back.
+  [
+    `ALTER TABLE runs ADD COLUMN trace_id TEXT`,
+    `ALTER TABLE runs ADD COLUMN caller TEXT`,
+    `ALTER TABLE runs ADD COLUMN args TEXT`,
+    `ALTER TABLE runs ADD COLUMN notes TEXT`,
+    `ALTER TABLE runs ADD COLUMN answer TEXT`,
+    `ALTER TABLE run_steps ADD COLUMN model_call TEXT`,
   ],
 ];
 

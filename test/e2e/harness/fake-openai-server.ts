@@ -10,6 +10,8 @@ export interface RecordedCall {
   /** performance.now() when the request body was read and when the reply was fully written. */
   receivedAt: number;
   answeredAt: number;
+  /** The request's W3C `traceparent` header, if it had one. */
+  traceparent: string | null;
 }
 
 export interface FakeOpenAIServer {
@@ -102,7 +104,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     } else {
       sendJson(res, 200, completionBody(reply, request.model, i));
     }
-    if (record) calls.push({ request, receivedAt, answeredAt: performance.now() });
+    const traceparent = typeof req.headers.traceparent === "string" ? req.headers.traceparent : null;
+    if (record) calls.push({ request, receivedAt, answeredAt: performance.now(), traceparent });
   }
 
   const server = createServer((req, res) => {

@@ -1,0 +1,124 @@
+import type { LanguageModel } from "ai";
+import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
+import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
+import { modelCost } from "../../catalog/model-pricing";
+import type { ToolSource } from "../../downstream/downstream-types";
+import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
+import type { ExpertCallRequest } from "../expert-call";
+import type { ExpertRunResult, StepRecord } from "../expert-types";
+import { modelIdOf } from "../model-defaults";
+import type { RunEndTrace, StoredRunStart } from "../session/run-log";
+import { runIndexWriteHold, toolErrorCount, writeRunIndex } from "../session/run-index-writer";
+import { traceModelCalls, type TracedModel } from "./model-call-trace";
+import { tracedSteps } from "./run-trace";
+import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
+import { traceRedactor, type Redact } from "./trace-redactor";
+
+export interface RunIndexContext {
+  request: ExpertCallRequest;
+  skill: CompiledSkill;
+  expert: ExpertConfig;
+  threadId: string | null;
+  startedAt: number;
+  endedAt: number;
+  result: ExpertRunResult;
+  steps: readonly StepRecord[];
+}
+
+/**
+ * One run's trace inside the session: its trace id (sent as `traceparent` on every downstream and
+ * model request the run makes), the redactor every stored text passes through, and the traced
+ * model that counts retries.
+ */
+export interface SessionRunTrace {
+  traceId: string;
+  redact: Redact;
+  start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
+  /** The model with the run's traceparent header and retry count. */
+  model(model: LanguageModel): LanguageModel;
+  /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
+  tools(source: ToolSource): ToolSource;
+  retriesPerCall(): number[];
+  /** Writes the run's index row; resolves when written (or failed and logged). */
+  index(env: Env, context: RunIndexContext): Promise<void>;
+}
+
+export function startRunTrace(env: Env, request: ExpertCallRequest, skill: SkillConfig, expert: ExpertConfig): SessionRunTrace {
+  const traceId = traceIdOf(request.runId);
+  const redact = traceRedactor(env, skill, expert);
+  const { userId, login, email } = request.user;
+  let traced: TracedModel | undefined;
+  return {
+    traceId,
+    redact,
+    start: {
+      traceId,
+      caller: { userId, login, ...(email ? { email } : {}) },
+      args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
+    },
+    model(model) {
+      traced = traceModelCalls(model, { traceId });
+      return traced.model;
+    },
+    tools: (source) => ({
+      listTools: (serverId, options) => withRunTrace({ traceId }, () => source.listTools(serverId, options)),
+      callTool: (serverId, toolName, args, options) => withRunTrace({ traceId }, () => source.callTool(serverId, toolName, args, options)),
+      ...(source.withheldTools ? { withheldTools: (serverId: string) => source.withheldTools?.(serverId) ?? [] } : {}),
+      ...(source.skill === undefined ? {} : { skill: source.skill }),
+    }),
+    retriesPerCall: () => traced?.retriesPerCall() ?? [],
+    async index(env, context) {
+      const hold = env.ENVIRONMENT === "test" ? runIndexWriteHold() : undefined;
+      if (hold) await hold.catch(() => undefined);
+      const { result, expert } = context;
+      const model = modelIdOf(expert);
+      await writeRunIndex(
+        env.DB,
+        {
+          runId: context.request.runId,
+          skill: context.request.skill,
+          expert: expert.name,
+          userId,
+          userLogin: login,
+          userEmail: email ?? null,
+          threadId: context.threadId,
+          catalogVersion: context.skill.version,
+          provider: expert.provider,
+          model,
+          outcome: result.outcome,
+          traceId,
+          startedAt: context.startedAt,
+          endedAt: context.endedAt,
+          elapsedMs: result.usage.elapsedMs,
+          steps: result.usage.steps,
+          inputTokens: result.usage.inputTokens,
+          outputTokens: result.usage.outputTokens,
+          toolCalls: result.usage.toolCalls,
+          toolErrors: toolErrorCount(context.steps),
+          downstreamBytes: result.usage.downstreamBytesRead,
+          cost: modelCost(context.skill.config.pricing, expert.provider, model, result.usage.inputTokens, result.usage.outputTokens),
+        },
+        context.steps,
+      );
+    },
+  };
+}
+
+/** What the run record stores of a finished run: redacted, bounded steps, notes and answer. */
+export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): Pick<ExpertRunResult, "steps" | "error"> & { end: RunEndTrace } {
+  return {
+    ...(result.error ? { error: { ...result.error, message: trace.redact(result.error.message) } } : {}),
+    steps: tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact),
+    end: {
+      notes: (result.notes ?? []).map(trace.redact),
+      answer: excerpt(result.text, trace.redact, TRACE_BOUNDS.answer),
+    },
+  };
+}
+
+/** Calls cut off mid-step are kept as one last step, "interrupted", so the trace shows them. */
+function withUnfinishedStep(result: ExpertRunResult): StepRecord[] {
+  const calls = result.unfinishedToolCalls ?? [];
+  if (calls.length === 0) return result.steps;
+  return [...result.steps, { index: result.steps.length, finishReason: "interrupted", inputTokens: 0, outputTokens: 0, text: "", toolCalls: calls }];
+}
