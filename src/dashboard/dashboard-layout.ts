@@ -18,6 +18,8 @@ export interface PageFrame {
 
 const NAV = [
   ["overview", "/admin", "Overview"],
+  ["runs", "/admin/runs", "Runs"],
+  ["live", "/admin/live", "Live"],
   ["skills", "/admin/skills", "Skills and experts"],
   ["servers", "/admin/servers", "Servers"],
   ["catalog", "/admin/catalog", "Catalog"],
@@ -67,7 +69,10 @@ button.quiet{background:#fff;color:var(--fg);border-color:var(--line)}
 .error{background:#ffebe9;border-left:4px solid var(--bad);padding:.5rem .75rem;margin:.5rem 0}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:.75rem}@media (max-width:700px){.side{grid-template-columns:1fr}}
 .diff del{background:#ffebe9;text-decoration:none;display:block}.diff ins{background:#dafbe1;text-decoration:none;display:block}
-form.inline{display:inline}label{font-weight:600}select,input{font:inherit;padding:.25rem}
+form.inline{display:inline}.filters{display:flex;flex-wrap:wrap;gap:.4rem .6rem;align-items:center;margin-bottom:.75rem}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+ol.steps{padding-left:1.25rem}ol.steps>li{margin-bottom:1rem}.call{border-left:3px solid var(--line);padding-left:.75rem;margin:.5rem 0}
+figure.chart{margin:0}figure.chart figcaption{font-weight:600;margin:.5rem 0}label{font-weight:600}select,input{font:inherit;padding:.25rem}
 `;
 
 /** The page shell: header with navigation and the signed-in admin, then `body` (already escaped markup). */

@@ -9,6 +9,8 @@ import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
 import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession, SESSION_COOKIE } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
 import { overviewPage } from "./pages/overview-page";
+import { livePages } from "./pages/live-pages";
+import { runPages } from "./pages/run-pages";
 import { serverPages } from "./pages/server-pages";
 import { skillsPage } from "./pages/skills-page";
 
@@ -30,6 +32,8 @@ export function dashboardRoutes(): Hono<DashboardEnv> {
   app.get("/skills", skillsPage);
   app.route("/", serverPages());
   app.route("/", catalogPages());
+  app.route("/", runPages());
+  app.route("/", livePages());
   app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
   app.onError((error, c) => {
     if (error instanceof SlipsnisseError) return dashboardMessage(isDashboardMisconfiguration(error) ? 500 : 400, isDashboardMisconfiguration(error) ? "Slipsnisse is misconfigured" : "Not possible", error.toolMessage, frameOf(c));

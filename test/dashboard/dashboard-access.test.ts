@@ -73,7 +73,7 @@ describe("dashboard refusals", () => {
   it("shows a member who is not an admin a plain page saying so, on every page and POST", async () => {
     const skill = await skillWithTwoVersions("member-refused");
     const cookie = await signInAs("bob");
-    for (const path of ["/admin", "/admin/skills", "/admin/servers", "/admin/catalog", `/admin/catalog/${skill}`]) {
+    for (const path of ["/admin", "/admin/runs", "/admin/live", "/admin/skills", "/admin/servers", "/admin/catalog", `/admin/catalog/${skill}`]) {
       const response = await dashboardFetch(path, { headers: { cookie } });
       expect(response.status, path).toBe(403);
       expect(await response.text(), path).toContain("not an admin");

@@ -6,7 +6,9 @@ import { checkSkillHealth, type SkillHealth } from "../../admin/skill-health";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { acceptToolChange, listPendingToolChanges, type PendingToolChange } from "../../downstream/tool-change-review";
 import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
+import type { ServerUsage } from "../../admin/usage/server-usage";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { serverUsage } from "../run-stats";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -20,6 +22,7 @@ export function serverPages(): Hono<DashboardEnv> {
   routes.get("/servers", async (c) => {
     const summaries = await listSkills(c.env.DB);
     const sections = await Promise.all(summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })));
+    const usage = await serverUsage(c.env.DB);
     const accepted = c.req.query("accepted");
     // A probe connects to every server of one skill now: on demand only, through a plain link, so the page itself stays fast.
     const probeSkill = sections.find(({ skill }) => skill !== null && skill.name === c.req.query("probe"))?.skill ?? null;
@@ -34,10 +37,10 @@ ${sections.map(({ skill, pending }) =>
 ${
   Object.keys(skill.config.servers).length === 0
     ? html`<p class="muted">No downstream servers.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Pending changes</th></tr></thead><tbody>
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Calls 24 h (1 h)</th><th scope="col">Errors 24 h (1 h)</th><th scope="col">p50 / p95</th><th scope="col">Last error</th><th scope="col">Pending changes</th></tr></thead><tbody>
 ${Object.entries(skill.config.servers).map(
   ([id, server]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
-<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}<td>${pendingCount(pending, id)}</td></tr>`,
+<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}${usageCells(usage.servers.find((entry) => entry.skill === skill.name && entry.server === id))}<td>${pendingCount(pending, id)}</td></tr>`,
 )}
 </tbody></table></div>`
 }
@@ -71,6 +74,13 @@ function healthCell(health: SkillHealth, serverId: string) {
   return html`<td><span class="ok">ok</span> in ${server.latencyMs} ms · ${server.toolCount ?? 0} tools${
     missing.length > 0 ? html`<br><span class="warn">missing: ${missing.map((entry) => `${entry.expert} → ${entry.tool}`).join(", ")}</span>` : ""
   }</td>`;
+}
+
+function usageCells(usage: ServerUsage | undefined) {
+  if (!usage) return html`<td>0</td><td>0</td><td class="muted">—</td><td class="muted">none</td>`;
+  const { lastDay, lastHour } = usage;
+  return html`<td>${lastDay.calls} (${lastHour.calls})</td><td${lastDay.errors > 0 ? html` class="bad"` : ""}>${lastDay.errors} (${lastHour.errors})</td>
+<td>${lastDay.latencyMs.p50 ?? "—"} / ${lastDay.latencyMs.p95 ?? "—"} ms</td><td>${lastDay.lastError ? html`${formatTime(lastDay.lastError.at)}<br><span class="muted">${lastDay.lastError.message}</span>` : html`<span class="muted">none</span>`}</td>`;
 }
 
 function pendingCount(pending: readonly PendingToolChange[], server: string) {

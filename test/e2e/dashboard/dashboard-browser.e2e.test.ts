@@ -132,6 +132,46 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     expect(await expertCall("third")).toContain("echoed: third");
   });
 
+  it("shows a run on the live page as it finishes, lists it and opens its trace, where a tool result's markup shows as text", async () => {
+    const live = await alice.newPage();
+    await live.goto(`${team.dev.baseUrl}/admin/live`);
+    await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
+    expect(await expertCall(`notes ${INJECTED}`)).toContain("echoed: notes");
+    const arrived = live.locator("#live-runs").getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
+    await arrived.first().waitFor({ timeout: 15_000 });
+    expect(await arrived.count()).toBe(1);
+    await expect(live.locator("#live-runs").textContent()).resolves.toContain("echo_notes");
+    await saveScreenshot(live, "dashboard-live");
+    await live.close();
+
+    const dialogs: string[] = [];
+    const page = await alice.newPage();
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    // The index row is written just after the reply: reload until it is listed (bounded).
+    const listed = page.getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
+    for (let attempt = 0; attempt < 40 && (await listed.count()) < 4; attempt += 1) {
+      await page.goto(`${team.dev.baseUrl}/admin/runs?expert=${EXPERT}`);
+    }
+    expect(await listed.count()).toBe(4);
+    await saveScreenshot(page, "dashboard-runs");
+    await listed.first().click();
+    await page.waitForURL(/\/admin\/runs\/[0-9a-f-]{36}$/);
+    const runId = page.url().split("/").at(-1);
+    await expect(page.getByLabel("Run id").inputValue()).resolves.toBe(runId);
+    const call = page.getByRole("region", { name: "Tool call fx__echo" });
+    await expect(call.getByText(INJECTED).first().isVisible()).resolves.toBe(true);
+    expect(await page.locator("script").count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await saveScreenshot(page, "dashboard-trace");
+
+    await page.goto(`${team.dev.baseUrl}/admin`);
+    await expect(page.getByRole("img", { name: /^Runs per day\./ }).isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "dashboard-overview-with-runs");
+  });
+
   it("restores a catalog version after reading the diff", async () => {
     const page = await alice.newPage();
     await page.goto(`${team.dev.baseUrl}/admin/catalog/default`);
@@ -150,7 +190,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     const bob = await loopbackOnlyContext(browser);
     try {
       const page = await signInBrowser(bob, "bob");
-      for (const path of ["/admin", "/admin/skills", "/admin/servers", "/admin/catalog", "/admin/catalog/default"]) {
+      for (const path of ["/admin", "/admin/runs", "/admin/live", "/admin/skills", "/admin/servers", "/admin/catalog", "/admin/catalog/default"]) {
         const response = await page.goto(`${team.dev.baseUrl}${path}`);
         expect(response?.status(), path).toBe(403);
         await expect(page.getByRole("heading", { name: "Admins only" }).isVisible(), path).resolves.toBe(true);
@@ -162,7 +202,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     const stranger = await loopbackOnlyContext(browser);
     try {
       const page = await stranger.newPage();
-      for (const path of ["/admin", "/admin/servers", "/admin/catalog/default"]) {
+      for (const path of ["/admin", "/admin/runs", "/admin/live", "/admin/servers", "/admin/catalog/default"]) {
         await page.goto(`${team.dev.baseUrl}${path}`);
         expect(new URL(page.url()).pathname, path).toBe("/admin/login");
       }
