@@ -76,25 +76,46 @@ figure.chart{margin:0}figure.chart figcaption{font-weight:600;margin:.5rem 0}lab
 `;
 
 /** The page shell: header with navigation and the signed-in admin, then `body` (already escaped markup). */
-export async function renderDashboardPage(frame: PageFrame, body: Markup, status = 200, extraHeaders: Record<string, string> = {}, script?: HtmlEscapedString): Promise<Response> {
+export async function renderDashboardPage(
+  frame: PageFrame,
+  body: Markup,
+  status = 200,
+  extraHeaders: Record<string, string> = {},
+  script?: HtmlEscapedString,
+): Promise<Response> {
   const nonce = randomToken();
   const page = await html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${frame.title} · Slipsnisse admin</title><style nonce="${nonce}">${STYLE}</style></head>
 <body><header><a class="brand" href="/admin">Slipsnisse admin</a>
-${frame.login === undefined ? "" : html`${frame.nav === false ? "" : html`<nav aria-label="Dashboard"><ul>${NAV.map(([id, href, label]) => html`<li><a href="${href}"${id === frame.current ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>`}
+${
+  frame.login === undefined
+    ? ""
+    : html`${frame.nav === false ? "" : html`<nav aria-label="Dashboard"><ul>${NAV.map(([id, href, label]) => html`<li><a href="${href}"${id === frame.current ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>`}
 <div class="who"><span>Signed in as <strong>${frame.login}</strong></span>${
-    frame.csrf === undefined ? "" : html`<form class="inline" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${frame.csrf}"><button class="quiet" type="submit">Sign out</button></form>`
-  }</div>`}
+        frame.csrf === undefined
+          ? ""
+          : html`<form class="inline" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${frame.csrf}"><button class="quiet" type="submit">Sign out</button></form>`
+      }</div>`
+}
 </header><main>${body}</main>${script === undefined ? "" : html`<script nonce="${nonce}">${script}</script>`}</body></html>`;
   return new Response(page.toString(), { status, headers: { ...dashboardHeaders(nonce, script !== undefined), ...extraHeaders } });
 }
 
 /** A plain refusal or error page in the dashboard's frame. */
-export function dashboardMessage(status: number, title: string, message: string, frame: Omit<PageFrame, "title"> = {}, extraHeaders: Record<string, string> = {}): Promise<Response> {
+export function dashboardMessage(
+  status: number,
+  title: string,
+  message: string,
+  frame: Omit<PageFrame, "title"> = {},
+  extraHeaders: Record<string, string> = {},
+): Promise<Response> {
   return renderDashboardPage({ ...frame, title }, html`<h1>${title}</h1><p>${message}</p>`, status, extraHeaders);
 }
 
 export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
 }

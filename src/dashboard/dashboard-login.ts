@@ -67,7 +67,13 @@ ${
     try {
       const transaction = await readLoginTransaction(c.req.raw, c.env);
       if (!transaction || transaction.state !== c.req.query("state")) {
-        return dashboardMessage(400, "Sign-in expired", "This sign-in did not start in this browser or took longer than 10 minutes. Start again from the sign-in page.", {}, clear);
+        return dashboardMessage(
+          400,
+          "Sign-in expired",
+          "This sign-in did not start in this browser or took longer than 10 minutes. Start again from the sign-in page.",
+          {},
+          clear,
+        );
       }
       if (c.req.query("error") !== undefined) return dashboardMessage(403, "Not signed in", "The identity provider did not sign you in.", {}, clear);
       const data = { verifier: transaction.verifier, nonce: transaction.nonce, ...(transaction.login === undefined ? {} : { login: transaction.login }) };
@@ -76,7 +82,8 @@ ${
       const decision = (await isMemberRemoved(c.env, userId))
         ? { member: false as const, reason: `${identity.login} was removed from this team` }
         : decideMembership(config, identity);
-      if (!decision.member) return dashboardMessage(403, "Not a member of this team", `${decision.reason}. Ask an admin of this Slipsnisse server to add you.`, {}, clear);
+      if (!decision.member)
+        return dashboardMessage(403, "Not a member of this team", `${decision.reason}. Ask an admin of this Slipsnisse server to add you.`, {}, clear);
       const user: UserProps = { userId, login: identity.login, email: identity.email, role: decision.role, idp: identity.provider, groups: identity.groups };
       const { setCookie } = await newSession(c.env, user);
       const headers = new Headers({ Location: "/admin", "Cache-Control": "no-store" });
@@ -108,8 +115,16 @@ async function authSetup(env: Env, url: string): Promise<AuthSetup | Response> {
 }
 
 function failure(error: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  if (isDashboardMisconfiguration(error) && error instanceof SlipsnisseError) return dashboardMessage(500, "Slipsnisse is misconfigured", error.toolMessage, {}, headers);
-  if (error instanceof SlipsnisseError) return dashboardMessage(error.kind === "dev-sign-in-refused" ? 403 : 400, "Sign-in failed", error.toolMessage, {}, headers);
+  if (isDashboardMisconfiguration(error) && error instanceof SlipsnisseError)
+    return dashboardMessage(500, "Slipsnisse is misconfigured", error.toolMessage, {}, headers);
+  if (error instanceof SlipsnisseError)
+    return dashboardMessage(error.kind === "dev-sign-in-refused" ? 403 : 400, "Sign-in failed", error.toolMessage, {}, headers);
   log("error", "dashboard sign-in failed", { error: String(error) });
-  return dashboardMessage(502, "Sign-in failed", "The identity provider's answer could not be used. Try again; if it persists, look at the Worker's logs.", {}, headers);
+  return dashboardMessage(
+    502,
+    "Sign-in failed",
+    "The identity provider's answer could not be used. Try again; if it persists, look at the Worker's logs.",
+    {},
+    headers,
+  );
 }

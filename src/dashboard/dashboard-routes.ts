@@ -36,9 +36,19 @@ export function dashboardRoutes(): Hono<DashboardEnv> {
   app.route("/", livePages());
   app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
   app.onError((error, c) => {
-    if (error instanceof SlipsnisseError) return dashboardMessage(isDashboardMisconfiguration(error) ? 500 : 400, isDashboardMisconfiguration(error) ? "Slipsnisse is misconfigured" : "Not possible", error.toolMessage, frameOf(c));
+    if (error instanceof SlipsnisseError)
+      return dashboardMessage(
+        isDashboardMisconfiguration(error) ? 500 : 400,
+        isDashboardMisconfiguration(error) ? "Slipsnisse is misconfigured" : "Not possible",
+        error.toolMessage,
+        frameOf(c),
+      );
     log("error", "dashboard page failed", { path: new URL(c.req.url).pathname, error: String(error) });
-    return dashboardMessage(500, "This page failed", "Something unexpected went wrong; try again, and look at the Worker's logs (npx wrangler tail) if it persists.");
+    return dashboardMessage(
+      500,
+      "This page failed",
+      "Something unexpected went wrong; try again, and look at the Worker's logs (npx wrangler tail) if it persists.",
+    );
   });
   return app;
 }
@@ -57,8 +67,15 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
     const loopback = loopbackDevUser(c.req.raw, c.env);
     if (!session && loopback) ({ session, setCookie } = await newSession(c.env, loopback));
     if (!session) {
-      if (c.req.method === "GET" || c.req.method === "HEAD") return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
-      return dashboardMessage(401, "Sign in first", "This action needs a signed-in admin. Sign in and try again.", {}, { "Set-Cookie": clearCookie(SESSION_COOKIE) });
+      if (c.req.method === "GET" || c.req.method === "HEAD")
+        return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
+      return dashboardMessage(
+        401,
+        "Sign in first",
+        "This action needs a signed-in admin. Sign in and try again.",
+        {},
+        { "Set-Cookie": clearCookie(SESSION_COOKIE) },
+      );
     }
     const csrf = await csrfToken(c.env, session);
     // Sign-out stays open to a member, so a shared browser can switch to an admin's sign-in.
@@ -75,7 +92,12 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
       const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
       const presented = form.csrf;
       if (!(await csrfTokenMatches(c.env, session, typeof presented === "string" ? presented : undefined))) {
-        return dashboardMessage(403, "Form expired", "This form did not carry this session's security token (it may come from another tab or an old session). Reload the page and try again.", { login: session.user.login, csrf });
+        return dashboardMessage(
+          403,
+          "Form expired",
+          "This form did not carry this session's security token (it may come from another tab or an old session). Reload the page and try again.",
+          { login: session.user.login, csrf },
+        );
       }
     }
     c.set("session", session);

@@ -22,7 +22,13 @@ const MIN_KEY_LENGTH = 32;
 const sessionSchema = z.object({ user: userPropsSchema, sid: z.string().min(16), exp: z.number().int() });
 export type DashboardSession = z.infer<typeof sessionSchema>;
 
-const loginSchema = z.object({ state: z.string().min(16), verifier: z.string().min(43), nonce: z.string().min(16), login: z.string().optional(), exp: z.number().int() });
+const loginSchema = z.object({
+  state: z.string().min(16),
+  verifier: z.string().min(43),
+  nonce: z.string().min(16),
+  login: z.string().optional(),
+  exp: z.number().int(),
+});
 export type LoginTransaction = z.infer<typeof loginSchema>;
 
 // `npm start -- --no-auth` may run without any secret; its sessions then last as long as the isolate.

@@ -23,7 +23,9 @@ function seedSql(now: number): string {
     lines.push(
       `INSERT INTO run_index VALUES ('${id}','default','expert_${index % 6}','dev-user${index % 25}','user${index % 25}',NULL,NULL,1,'openai-compatible','fake-cheap','${outcome}','${"0".repeat(31)}1',${started},${started + elapsed},${elapsed},2,${100 + (index % 400)},${20 + (index % 90)},1,${index % 13 === 0 ? 1 : 0},512,${index % 3 === 0 ? "NULL" : "0.0004"});`,
     );
-    lines.push(`INSERT INTO run_tool_calls VALUES ('${id}',0,'default','fx','echo','${index % 13 === 0 ? "error" : "ok"}',${elapsed >> 2},512,${index % 13 === 0 ? "'boom'" : "NULL"},${started + elapsed});`);
+    lines.push(
+      `INSERT INTO run_tool_calls VALUES ('${id}',0,'default','fx','echo','${index % 13 === 0 ? "error" : "ok"}',${elapsed >> 2},512,${index % 13 === 0 ? "'boom'" : "NULL"},${started + elapsed});`,
+    );
   }
   return lines.join("\n");
 }
@@ -61,7 +63,15 @@ export async function runDashboardBench(): Promise<void> {
         });
         await page.goto(`${dev.baseUrl}${path}`, { waitUntil: "load" });
         await page.close();
-        results.push({ path, runs: RUNS, samples: SAMPLES, p50Ms: Number(p50(times).toFixed(1)), maxMs: Number(Math.max(...times).toFixed(1)), htmlBytes: bytes, browserRequests: requests });
+        results.push({
+          path,
+          runs: RUNS,
+          samples: SAMPLES,
+          p50Ms: Number(p50(times).toFixed(1)),
+          maxMs: Number(Math.max(...times).toFixed(1)),
+          htmlBytes: bytes,
+          browserRequests: requests,
+        });
       }
     } finally {
       await browser.close();

@@ -25,7 +25,12 @@ describe("dashboard sign-in", () => {
   it("signs an admin in through the dev identity provider with a __Host- session cookie (HttpOnly, Secure, SameSite=Lax)", async () => {
     const start = await dashboardFetch("/admin/login/start?login=alice");
     const callback = await dashboardFetch(new URL(start.headers.get("location") ?? "").pathname + new URL(start.headers.get("location") ?? "").search, {
-      headers: { cookie: start.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ") },
+      headers: {
+        cookie: start.headers
+          .getSetCookie()
+          .map((line) => line.split(";")[0])
+          .join("; "),
+      },
     });
     const session = callback.headers.getSetCookie().find((line) => line.startsWith("__Host-slipsnisse-dashboard="));
     expect(session).toMatch(/; Path=\/; Max-Age=\d+; HttpOnly; Secure; SameSite=Lax$/);
@@ -33,15 +38,22 @@ describe("dashboard sign-in", () => {
     const overview = await dashboardFetch("/admin", { headers: { cookie } });
     expect(overview.status).toBe(200);
     expect(await overview.text()).toContain("Signed in as <strong>alice</strong>");
-    expect(overview.headers.get("content-security-policy")).toMatch(/default-src 'none'; style-src 'nonce-[\w-]+';.*form-action 'self'; frame-ancestors 'none'/);
+    expect(overview.headers.get("content-security-policy")).toMatch(
+      /default-src 'none'; style-src 'nonce-[\w-]+';.*form-action 'self'; frame-ancestors 'none'/,
+    );
   });
 
   it("refuses a callback whose state this browser did not start", async () => {
     const start = await dashboardFetch("/admin/login/start?login=alice");
-    const cookie = start.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
+    const cookie = start.headers
+      .getSetCookie()
+      .map((line) => line.split(";")[0])
+      .join("; ");
     const forged = await dashboardFetch("/admin/login/callback?state=someone-elses-state-value-1234", { headers: { cookie } });
     expect(forged.status).toBe(400);
-    expect(forged.headers.getSetCookie().some((line) => line.startsWith("__Host-slipsnisse-dashboard=") && !line.startsWith("__Host-slipsnisse-dashboard=;"))).toBe(false);
+    expect(
+      forged.headers.getSetCookie().some((line) => line.startsWith("__Host-slipsnisse-dashboard=") && !line.startsWith("__Host-slipsnisse-dashboard=;")),
+    ).toBe(false);
   });
 
   it("ignores a session cookie whose signature does not match (a member promoting itself)", async () => {

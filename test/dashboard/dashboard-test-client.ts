@@ -5,7 +5,15 @@ export const ORIGIN = "http://127.0.0.1:8787";
 export const SESSION_KEY = "dashboard-test-session-key-0123456789abcdef";
 
 /** OAuth on with the dev identity provider: alice is an admin, bob a member. */
-export const oauthVars = { AUTH: "oauth", ENVIRONMENT: "test", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice,bob", ADMIN_USERS: "alice", DASHBOARD_SESSION_KEY: SESSION_KEY };
+export const oauthVars = {
+  AUTH: "oauth",
+  ENVIRONMENT: "test",
+  IDP: "dev",
+  DEV_USER: "alice",
+  DEV_USERS: "alice,bob",
+  ADMIN_USERS: "alice",
+  DASHBOARD_SESSION_KEY: SESSION_KEY,
+};
 
 /** The whole Worker (src/index.ts) with `vars` over the test env; redirects are returned, not followed. */
 export async function dashboardFetch(path: string, init: RequestInit = {}, vars: Record<string, string> = oauthVars): Promise<Response> {

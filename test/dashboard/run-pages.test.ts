@@ -15,7 +15,13 @@ describe("runs pages", () => {
     const skill = uniqueSkill("runs-page");
     const now = Date.now();
     const rows = Array.from({ length: 55 }, (_, index) =>
-      indexRow({ skill, startedAt: now - index * 1_000, expert: index % 2 === 0 ? "even_expert" : "odd_expert", outcome: index === 3 ? "error" : "ok", userLogin: `user-${index}` }),
+      indexRow({
+        skill,
+        startedAt: now - index * 1_000,
+        expert: index % 2 === 0 ? "even_expert" : "odd_expert",
+        outcome: index === 3 ? "error" : "ok",
+        userLogin: `user-${index}`,
+      }),
     );
     await writeIndexRows(rows);
     const first = await page(`/admin/runs?skill=${skill}`);

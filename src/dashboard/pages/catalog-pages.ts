@@ -41,7 +41,9 @@ ${skills.map((skill) => html`<tr><td><a href="/admin/catalog/${skill.name}">${sk
 ${restored === undefined ? "" : html`<p class="notice" role="status">Restored: v${restored} is now current (a copy of an earlier version).</p>`}
 <div class="table-wrap"><table><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Author</th><th scope="col">Note</th><th scope="col">Action</th></tr></thead><tbody>
 ${versions.map(
-  (v) => html`<tr><td>v${v.version}${v.current ? html` <strong>(current)</strong>` : ""}</td><td>${formatTime(v.createdAt)}</td><td>${v.author}</td><td>${v.note ?? ""}</td>
+  (
+    v,
+  ) => html`<tr><td>v${v.version}${v.current ? html` <strong>(current)</strong>` : ""}</td><td>${formatTime(v.createdAt)}</td><td>${v.author}</td><td>${v.note ?? ""}</td>
 <td>${
     v.current
       ? ""

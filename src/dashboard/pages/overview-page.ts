@@ -16,8 +16,12 @@ export async function overviewPage(c: DashboardContext): Promise<Response> {
   const experts = skills.reduce((sum, skill) => sum + skill.config.experts.length, 0);
   const weekTotals = totals(week.runs);
   const todayTotals = totals(today(week));
-  const busiest = aggregateUsage(week.runs, ["skill", "expert"]).sort((a, b) => b.runs - a.runs).slice(0, 5);
-  const failing = servers.servers.filter((server) => server.lastDay.errors > 0).sort((a, b) => b.lastHour.errors - a.lastHour.errors || b.lastDay.errors - a.lastDay.errors);
+  const busiest = aggregateUsage(week.runs, ["skill", "expert"])
+    .sort((a, b) => b.runs - a.runs)
+    .slice(0, 5);
+  const failing = servers.servers
+    .filter((server) => server.lastDay.errors > 0)
+    .sort((a, b) => b.lastHour.errors - a.lastHour.errors || b.lastDay.errors - a.lastDay.errors);
   const days = perDay(week);
   const lastChange = summaries.reduce((latest, summary) => Math.max(latest, summary.updatedAt), 0);
   const body = html`<h1>Overview</h1>
@@ -25,8 +29,16 @@ export async function overviewPage(c: DashboardContext): Promise<Response> {
 <h2>Last 7 days</h2>${usageCards(weekTotals)}
 ${week.truncated ? html`<p class="warn">Only the first 50,000 runs of the week are counted.</p>` : ""}
 <div class="side">
-${barChart("Runs per day", days.map(({ day, group }) => ({ label: day.slice(5), value: group?.runs ?? 0 })), " runs")}
-${barChart("p50 latency per day (ms)", days.map(({ day, group }) => ({ label: day.slice(5), value: group?.latencyMs.p50 ?? 0 })), " ms")}
+${barChart(
+  "Runs per day",
+  days.map(({ day, group }) => ({ label: day.slice(5), value: group?.runs ?? 0 })),
+  " runs",
+)}
+${barChart(
+  "p50 latency per day (ms)",
+  days.map(({ day, group }) => ({ label: day.slice(5), value: group?.latencyMs.p50 ?? 0 })),
+  " ms",
+)}
 </div>
 <div class="side"><section aria-labelledby="busiest"><h2 id="busiest">Busiest experts (7 days)</h2>
 ${

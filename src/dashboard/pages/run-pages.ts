@@ -26,7 +26,12 @@ export function runPages(): Hono<DashboardEnv> {
     const parsed = runFilterSchema.safeParse({ ...raw, limit: String(PAGE_SIZE), ...(since === "all" ? {} : { from: String(Date.now() - WINDOWS[since]) }) });
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return dashboardMessage(400, "Filter not understood", `${String(issue?.path[0] ?? "filter")}: ${issue?.message ?? "unreadable"}. Clear the filters and try again.`, frameOf(c));
+      return dashboardMessage(
+        400,
+        "Filter not understood",
+        `${String(issue?.path[0] ?? "filter")}: ${issue?.message ?? "unreadable"}. Clear the filters and try again.`,
+        frameOf(c),
+      );
     }
     const page = await listIndexedRuns(c.env.DB, parsed.data);
     const keep = new URLSearchParams({ ...raw, since });
@@ -46,7 +51,8 @@ ${next ? html`<p><a href="${next}" rel="next">Older runs →</a></p>` : ""}`;
   routes.get("/runs/:runId", async (c) => {
     const runId = runIdSchema.safeParse(c.req.param("runId"));
     const summary = runId.success ? await indexedRun(c.env.DB, runId.data) : null;
-    if (!summary) return dashboardMessage(404, "No such run", "No finished run with this id is in the run index. A run is indexed once it has ended.", frameOf(c));
+    if (!summary)
+      return dashboardMessage(404, "No such run", "No finished run with this id is in the run index. A run is indexed once it has ended.", frameOf(c));
     const stub = sessionStub(c.env, summary.skill, summary.user.id);
     const [run, steps] = await Promise.all([stub.run(summary.id), stub.steps(summary.id)]);
     return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps));
@@ -66,7 +72,9 @@ export function outcomeBadge(outcome: string) {
 export function runTable(runs: readonly RunSummary[]) {
   return html`<div class="table-wrap"><table><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tool calls</th><th scope="col">Latency</th><th scope="col">Cost</th></tr></thead><tbody>
 ${runs.map(
-  (run) => html`<tr><td><a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a></td><td>${run.skill} / <code>${run.expert}</code></td><td>${run.user.login ?? run.user.id}</td>
+  (
+    run,
+  ) => html`<tr><td><a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a></td><td>${run.skill} / <code>${run.expert}</code></td><td>${run.user.login ?? run.user.id}</td>
 <td>${outcomeBadge(run.outcome)}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${run.toolCalls}${run.toolErrors > 0 ? html` <span class="bad">(${run.toolErrors} failed)</span>` : ""}</td><td>${run.elapsedMs} ms</td><td>${formatCost(run.cost)}</td></tr>`,
 )}
 </tbody></table></div>`;
@@ -90,10 +98,14 @@ function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, ste
 <dt>Trace id</dt><dd><code>${summary.traceId}</code></dd>
 <dt>Session</dt><dd><code>${sessionName(c.env.TENANT, summary.skill, summary.user.id)}</code></dd>
 </dl>
-${run === null ? html`<p class="error">The session no longer holds this run's trace (it keeps a bounded history).</p>` : html`
+${
+  run === null
+    ? html`<p class="error">The session no longer holds this run's trace (it keeps a bounded history).</p>`
+    : html`
 <h2>Arguments</h2><pre>${run.args ?? ""}</pre>
 ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}
-${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`}
+${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`
+}
 <h2>Steps</h2>
 ${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : html`<ol class="steps">${steps.map((step) => stepItem(step))}</ol>`}
 ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}

@@ -21,7 +21,9 @@ export function serverPages(): Hono<DashboardEnv> {
 
   routes.get("/servers", async (c) => {
     const summaries = await listSkills(c.env.DB);
-    const sections = await Promise.all(summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })));
+    const sections = await Promise.all(
+      summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })),
+    );
     const usage = await serverUsage(c.env.DB);
     const accepted = c.req.query("accepted");
     // A probe connects to every server of one skill now: on demand only, through a plain link, so the page itself stays fast.
@@ -39,7 +41,10 @@ ${
     ? html`<p class="muted">No downstream servers.</p>`
     : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Calls 24 h (1 h)</th><th scope="col">Errors 24 h (1 h)</th><th scope="col">p50 / p95</th><th scope="col">Last error</th><th scope="col">Pending changes</th></tr></thead><tbody>
 ${Object.entries(skill.config.servers).map(
-  ([id, server]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
+  ([
+    id,
+    server,
+  ]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
 <td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}${usageCells(usage.servers.find((entry) => entry.skill === skill.name && entry.server === id))}<td>${pendingCount(pending, id)}</td></tr>`,
 )}
 </tbody></table></div>`
@@ -57,7 +62,13 @@ ${pending.map((change) => pendingChange(c, skill.name, change))}
       return dashboardMessage(400, "Cannot accept", "The form was incomplete; reload the servers page and try again.", frameOf(c));
     }
     const outcome = await acceptToolChange(c.env.DB, skill, server, tool, form.data.hash, c.get("session").user.login);
-    if (outcome.status === "stale") return dashboardMessage(409, "Changed again", `${server}__${tool} changed again since you reviewed it. Reload the servers page and review the newest definition.`, frameOf(c));
+    if (outcome.status === "stale")
+      return dashboardMessage(
+        409,
+        "Changed again",
+        `${server}__${tool} changed again since you reviewed it. Reload the servers page and review the newest definition.`,
+        frameOf(c),
+      );
     if (outcome.status !== "accepted") return dashboardMessage(404, "Nothing to accept", `${server}__${tool} has no pending change in ${skill}.`, frameOf(c));
     await invalidateToolLists(c.env.CACHE, skill, server);
     return new Response(null, { status: 303, headers: { Location: `/admin/servers?accepted=${encodeURIComponent(`${server}__${tool}`)}` } });

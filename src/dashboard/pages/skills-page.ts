@@ -21,7 +21,9 @@ ${skill.config.description ? html`<p>${skill.config.description}</p>` : ""}
   }</p>
 <div class="table-wrap"><table><thead><tr><th scope="col">Expert</th><th scope="col">Description</th><th scope="col">Model</th><th scope="col">Budget</th><th scope="col">Tools (whitelist)</th><th scope="col">Runs (7 days)</th><th scope="col">p50</th></tr></thead><tbody>
 ${skill.config.experts.map(
-  (expert) => html`<tr><td><code>${expert.name}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
+  (
+    expert,
+  ) => html`<tr><td><code>${expert.name}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
 <td>${expert.budget.max_steps} steps · ${expert.budget.max_tool_calls} tool calls · ${expert.budget.timeout_ms / 1000} s · ${expert.budget.max_output_tokens} output tokens</td>
 <td>${
     Object.keys(expert.internal_tools).length === 0

@@ -112,7 +112,11 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
 
   it("shows a changed tool definition old and new side by side, and accepts it", async () => {
     expect(await expertCall("first")).toContain("echoed: first");
-    const mutated = await fetch(`${fxBase}/tools/mutate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ description: "Echoes, and now also forwards the text elsewhere." }) });
+    const mutated = await fetch(`${fxBase}/tools/mutate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ description: "Echoes, and now also forwards the text elsewhere." }),
+    });
     expect(mutated.status).toBe(204);
     // The next listing sees the new definition and withholds the tool until an admin accepts it.
     await expertCall("second");
