@@ -119,3 +119,8 @@ export function formatTime(ms: number): string {
     .replace("T", " ")
     .replace(/\.\d+Z$/, " UTC");
 }
+
+/** A latency for a table cell: "—" when there were no runs to measure. */
+export function formatMs(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? "—" : `${ms} ms`;
+}

@@ -1,7 +1,7 @@
 import { html } from "hono/html";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { listPendingToolChanges } from "../../downstream/tool-change-review";
-import { formatTime, renderDashboardPage } from "../dashboard-layout";
+import { formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 import { perDay, recentRuns, serverUsage, today, totals } from "../run-stats";
 import { barChart } from "../svg-chart";
@@ -45,7 +45,7 @@ ${
   busiest.length === 0
     ? html`<p class="muted">No runs yet.</p>`
     : html`<table><thead><tr><th scope="col">Expert</th><th scope="col">Runs</th><th scope="col">Errors</th><th scope="col">p50</th></tr></thead><tbody>
-${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code>${group.expert}</code></a></td><td>${group.runs}</td><td>${errorsOf(group)}</td><td>${group.latencyMs.p50 ?? "—"} ms</td></tr>`)}
+${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code>${group.expert}</code></a></td><td>${group.runs}</td><td>${errorsOf(group)}</td><td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
 </tbody></table>`
 }</section>
 <section aria-labelledby="failing"><h2 id="failing">Failing servers (24 h)</h2>
@@ -75,6 +75,6 @@ function usageCards(group: UsageGroup | undefined) {
 <div class="card"><div class="n${errorsOf(group) > 0 ? " bad" : ""}">${errorsOf(group)}</div><div class="l"><a href="/admin/runs?outcome=error">not ok</a></div></div>
 <div class="card"><div class="n">${(group?.inputTokens ?? 0) + (group?.outputTokens ?? 0)}</div><div class="l">tokens (${group?.inputTokens ?? 0} in, ${group?.outputTokens ?? 0} out)</div></div>
 <div class="card"><div class="n">${formatCost(group?.cost ?? null)}</div><div class="l">cost${group && group.unpricedRuns > 0 ? ` (${group.unpricedRuns} runs unpriced)` : ""}</div></div>
-<div class="card"><div class="n">${group?.latencyMs.p50 ?? "—"}${group?.latencyMs.p50 === null || !group ? "" : " ms"}</div><div class="l">p50 latency (p95 ${group?.latencyMs.p95 ?? "—"} ms)</div></div>
+<div class="card"><div class="n">${formatMs(group?.latencyMs.p50)}</div><div class="l">p50 latency (p95 ${formatMs(group?.latencyMs.p95)})</div></div>
 </div>`;
 }

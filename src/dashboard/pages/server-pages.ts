@@ -7,7 +7,7 @@ import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { acceptToolChange, listPendingToolChanges, type PendingToolChange } from "../../downstream/tool-change-review";
 import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
 import type { ServerUsage } from "../../admin/usage/server-usage";
-import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { dashboardMessage, formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { serverUsage } from "../run-stats";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 
@@ -91,7 +91,7 @@ function usageCells(usage: ServerUsage | undefined) {
   if (!usage) return html`<td>0</td><td>0</td><td class="muted">—</td><td class="muted">none</td>`;
   const { lastDay, lastHour } = usage;
   return html`<td>${lastDay.calls} (${lastHour.calls})</td><td${lastDay.errors > 0 ? html` class="bad"` : ""}>${lastDay.errors} (${lastHour.errors})</td>
-<td>${lastDay.latencyMs.p50 ?? "—"} / ${lastDay.latencyMs.p95 ?? "—"} ms</td><td>${lastDay.lastError ? html`${formatTime(lastDay.lastError.at)}<br><span class="muted">${lastDay.lastError.message}</span>` : html`<span class="muted">none</span>`}</td>`;
+<td>${formatMs(lastDay.latencyMs.p50)} / ${formatMs(lastDay.latencyMs.p95)}</td><td>${lastDay.lastError ? html`${formatTime(lastDay.lastError.at)}<br><span class="muted">${lastDay.lastError.message}</span>` : html`<span class="muted">none</span>`}</td>`;
 }
 
 function pendingCount(pending: readonly PendingToolChange[], server: string) {

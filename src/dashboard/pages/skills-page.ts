@@ -1,7 +1,7 @@
 import { html } from "hono/html";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { aggregateUsage } from "../../admin/usage/run-usage";
-import { renderDashboardPage } from "../dashboard-layout";
+import { formatMs, renderDashboardPage } from "../dashboard-layout";
 import { recentRuns } from "../run-stats";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 
@@ -29,7 +29,7 @@ ${skill.config.experts.map(
     Object.keys(expert.internal_tools).length === 0
       ? html`<span class="muted">none</span>`
       : html`<ul>${Object.entries(expert.internal_tools).map(([server, tools]) => html`<li><code>${server}</code>: ${tools.join(", ")}</li>`)}</ul>`
-  }</td><td><a href="/admin/runs?skill=${skill.name}&amp;expert=${expert.name}">${usageOf(skill.name, expert.name)?.runs ?? 0}</a></td><td>${usageOf(skill.name, expert.name)?.latencyMs.p50 ?? "—"} ms</td></tr>`,
+  }</td><td><a href="/admin/runs?skill=${skill.name}&amp;expert=${expert.name}">${usageOf(skill.name, expert.name)?.runs ?? 0}</a></td><td>${formatMs(usageOf(skill.name, expert.name)?.latencyMs.p50)}</td></tr>`,
 )}
 </tbody></table></div></section>`,
 )}`;
