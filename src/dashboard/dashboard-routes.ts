@@ -1,6 +1,8 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { readAuthConfig } from "../auth/auth-config";
 import { loopbackDevUser } from "../auth/loopback-dev-user";
 import { isMemberRemoved } from "../auth/member-removals";
+import type { UserProps } from "../auth/user-props";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
 import { isDashboardMisconfiguration } from "./dashboard-errors";
@@ -59,6 +61,22 @@ export function frameOf(c: DashboardContext): { login?: string; csrf?: string } 
   return session ? { login: session.user.login, csrf: c.get("csrf") } : {};
 }
 
+/**
+ * The role was decided at sign-in; an admin taken off ADMIN_USERS since then loses the dashboard
+ * at the next request rather than when the 8-hour session ends.
+ */
+function stillAdmin(env: Env, user: UserProps, loopback: boolean): boolean {
+  if (user.role !== "admin") return false;
+  if (loopback && user.userId === "local:dev") return true;
+  let admins: readonly string[];
+  try {
+    admins = readAuthConfig(env).ADMIN_USERS;
+  } catch {
+    return false;
+  }
+  return [user.login, user.email].some((name) => name !== undefined && admins.includes(name.toLowerCase()));
+}
+
 function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     let session = await readSession(c.req.raw, c.env);
@@ -78,9 +96,10 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
       );
     }
     const csrf = await csrfToken(c.env, session);
+    const role = stillAdmin(c.env, session.user, loopback !== null) ? "admin" : "member";
     // Sign-out stays open to a member, so a shared browser can switch to an admin's sign-in.
     const signOut = new URL(c.req.url).pathname === "/admin/logout";
-    if (session.user.role !== "admin" && !signOut) {
+    if (role !== "admin" && !signOut) {
       return dashboardMessage(
         403,
         "Admins only",

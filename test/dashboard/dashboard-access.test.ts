@@ -103,6 +103,13 @@ describe("dashboard refusals", () => {
     expect(out.headers.getSetCookie()).toContainEqual(expect.stringMatching(/^__Host-slipsnisse-dashboard=; Path=\/; Max-Age=0/));
   });
 
+  it("takes the dashboard from an admin removed from ADMIN_USERS at the next request", async () => {
+    const cookie = await signInAs("alice");
+    expect((await dashboardFetch("/admin", { headers: { cookie } })).status).toBe(200);
+    const demoted = await dashboardFetch("/admin", { headers: { cookie } }, { ...oauthVars, ADMIN_USERS: "carol" });
+    expect(demoted.status).toBe(403);
+  });
+
   it("refuses a POST from a signed-out browser", async () => {
     const skill = await skillWithTwoVersions("signed-out-post");
     const response = await dashboardFetch(`/admin/catalog/${skill}/versions/1/restore`, form({ csrf: "anything" }));
