@@ -57,7 +57,7 @@ main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
 a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,summary:focus-visible{outline:3px solid #f0a030;outline-offset:2px}
 table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-weight:600;color:var(--muted);font-size:.85rem}.table-wrap{overflow-x:auto}
+th{font-weight:600;color:var(--muted);font-size:.85rem}td ul{margin:0;padding-left:1rem}.table-wrap{overflow-x:auto}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);border-radius:4px}code{padding:0 .25rem;overflow-wrap:anywhere}
 pre{padding:.5rem;overflow:auto;max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
 button{font:inherit;padding:.35rem .9rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
