@@ -1,10 +1,16 @@
 import { Hono } from "hono";
-import { userPropsSchema } from "./auth/user-props";
+import { recordSeen } from "./auth/member-directory";
+import { type UserProps, userPropsSchema } from "./auth/user-props";
+import { ownDataRoutes } from "./admin/own-data-routes";
+import type { OAuthHelpersSource } from "./admin/routes/member-routes";
+import { teamAdminRoutes } from "./admin/team-admin-routes";
+import { log } from "./observability/logger";
 import { adminRoutes } from "./admin/admin-routes";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
 import { serveMcp } from "./mcp/mcp-endpoint";
+import { sseAccessRefusal } from "./mcp/skill-access-gate";
 
 export type AppBindings = { Bindings: Env };
 
@@ -12,21 +18,26 @@ export type AppBindings = { Bindings: Env };
  * The routes behind the auth layer (src/index.ts). API routes run only with a signed-in user in
  * `ctx.props`; the parse below is the last check, not the authentication.
  */
-export function createApp(): Hono<AppBindings> {
+export function createApp(options: AppOptions = {}): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.all(DEMO_DOCS_PATH, (c) => serveDemoDocs(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  app.route("/admin/api", teamAdminRoutes(options.oauthHelpers));
   app.route("/admin/api", adminRoutes());
-  app.route("/admin", dashboardRoutes());
+  app.route("/me/api", ownDataRoutes());
+  app.route("/admin", dashboardRoutes(options.oauthHelpers));
 
   const signedIn = (props: unknown) => userPropsSchema.safeParse(props);
   const mcp = (request: Request, env: Env, ctx: ExecutionContext) => {
     const user = signedIn(ctx.props);
+    if (user.success) markSeen(env, ctx, user.data);
     return user.success ? serveMcp(request, env, ctx, user.data) : unauthorized();
   };
   const sse = (request: Request, env: Env, ctx: ExecutionContext) => {
     const user = signedIn(ctx.props);
-    return user.success ? serveLegacySse(request, env, user.data) : unauthorized();
+    if (!user.success) return unauthorized();
+    markSeen(env, ctx, user.data);
+    return sseAccessRefusal(request, env, user.data).then((refused) => refused ?? serveLegacySse(request, env, user.data));
   };
   app.all("/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.all("/s/:skill/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
@@ -34,6 +45,16 @@ export function createApp(): Hono<AppBindings> {
     app.all(path, (c) => sse(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   }
   return app;
+}
+
+export interface AppOptions {
+  /** The OAuth provider's helpers (grants), for revoking a member's grants from the admin API. */
+  oauthHelpers?: OAuthHelpersSource;
+}
+
+/** Members' last-seen time, off the response path and throttled per user (recordSeen). */
+function markSeen(env: Env, ctx: ExecutionContext, user: UserProps): void {
+  ctx.waitUntil(recordSeen(env.DB, user, Date.now()).catch((error: unknown) => log("warn", "member last-seen not recorded", { error: String(error) })));
 }
 
 function unauthorized(): Response {

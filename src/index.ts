@@ -4,6 +4,7 @@ import { createOAuthWorker } from "./auth/create-oauth-worker";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
 import { contextWithProps } from "./execution-context";
+import { sweepRetention } from "./experts/retention-sweep";
 import { mcpPreflight } from "./mcp/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
 import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
@@ -11,7 +12,8 @@ import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 export { ExpertSession } from "./experts/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
-const app = createApp();
+// The provider's helpers are read lazily, at request time, once `worker` below exists.
+const app = createApp({ oauthHelpers: (env, origin) => worker.helpers(env, origin) });
 const handler = { fetch: (request: Request, env: Env, ctx: ExecutionContext) => app.fetch(request, env, ctx) };
 
 /**
@@ -38,5 +40,9 @@ export default {
     const user = (await adminTokenUser(request, env)) ?? loopbackDevUser(request, env);
     if (user) return app.fetch(request, env, contextWithProps(ctx, user));
     return worker.fetch(request, env, ctx);
+  },
+  /** The cron trigger in wrangler.toml: D1 rows past their skill's retention (sessions expire by their own alarms). */
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(sweepRetention(env.DB, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -8,6 +8,15 @@
  *   catalog_versions  (skill, version) → validated SkillConfig JSON, author, note, created_at.
  *                     Append-only history, so every change is attributable and restorable.
  *   skills            name → current_version, updated_at. The live pointer; no row = not served.
+ *   usage_counters    (subject, UTC day) → runs, tokens, cost_usd, in_flight for the catalog's `limits`
+ *                     (src/experts/limits/usage-counters.ts); subject `skill:<skill>` or
+ *                     `user:<skill>:<user id>`. Reserved with one conditional upsert before the model
+ *                     call, settled when the run ends; D1, not a Durable Object per user, because
+ *                     the skill-wide counter spans every user's session. Deleted by the retention
+ *                     sweep once older than the longest retention.
+ *   members           user_id → login, email, role, idp, first_seen_at, last_seen_at
+ *                     (src/auth/member-directory.ts). Upserted at sign-in and at most once per
+ *                     MEMBER_SEEN_INTERVAL_MS per user on API use; the admin's member list.
  *   tool_pins         (skill, server_id, tool_name) → pinned hash + definition JSON, first_seen_at,
  *                     pinned_at/by, and a pending change (hash, definition JSON, seen_at) while the
  *                     live definition differs (src/downstream/tool-pins.ts). Written on the cold
@@ -49,7 +58,10 @@
  *                     arguments, notes, answer excerpt, trace id; per step the model call and tool
  *                     calls with redacted argument and result excerpts).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
+ *   paused_runs            ask_back runs waiting for the orchestrator's answer (no secrets).
  *   session_migrations     which schema migrations this object has applied.
+ *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
+ *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
  * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.
@@ -82,3 +94,9 @@ export function downstreamToolsKey(skill: string, serverId: string, configHash: 
 export function downstreamToolsPrefix(skill: string, serverId: string): string {
   return `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:`;
 }
+
+/** The D1 tables of usage limits and members (described above with every other table). */
+export const TEAM_TABLES = {
+  usageCounters: "usage_counters",
+  members: "members",
+} as const;

@@ -7,9 +7,11 @@ import { authorizationFailure } from "./authorization-failure";
 import { consentPage } from "./consent-page";
 import type { IdentityProvider, UpstreamData } from "./identity/identity-provider";
 import { userIdFor } from "./identity/upstream-identity";
+import { recordSignIn } from "./member-directory";
 import { isMemberRemoved } from "./member-removals";
 import { decideMembership } from "./membership-policy";
 import { randomToken } from "./pkce";
+import { log } from "../observability/logger";
 import { refusedAtAuthorization } from "./redirect-uri-policy";
 import type { UserProps } from "./user-props";
 
@@ -103,6 +105,8 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
         scope: grantedScopes,
         props,
       });
+      // The admin's member list; a failed write must not fail the sign-in itself.
+      await recordSignIn(c.env.DB, props, Date.now()).catch((error: unknown) => log("warn", "member sign-in not recorded", { error: String(error) }));
       headers.set("Location", redirectTo);
       return new Response(null, { status: 302, headers });
     } catch (error) {

@@ -14,8 +14,8 @@ import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 import { judgeRegistration } from "./redirect-uri-policy";
 
-/** Everything under these prefixes needs a valid access token: the MCP surface and the admin API (docs/architecture.md#request-path). */
-export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/"];
+/** Everything under these prefixes needs a valid access token: the MCP surface, the admin API and a member's own data (docs/architecture.md#request-path). */
+export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/", "/me/api/"];
 
 export interface PlainHandler {
   fetch(request: Request, env: Env, ctx: ExecutionContext): Response | Promise<Response>;

@@ -10,6 +10,15 @@ const prefix = "slipsnisse-removed-member:";
  */
 export async function removeMember(env: Env, oauth: OAuthHelpers, userId: string): Promise<number> {
   await env.OAUTH_KV.put(`${prefix}${userId}`, JSON.stringify({ removedAt: Date.now() }));
+  return revokeGrantsOf(oauth, userId);
+}
+
+/**
+ * Revokes every grant the user holds: the provider deletes each grant with its access and
+ * refresh tokens, so the next request with any of them is refused (not only the next refresh).
+ * The user may sign in again; removeMember also keeps them out.
+ */
+export async function revokeGrantsOf(oauth: OAuthHelpers, userId: string): Promise<number> {
   let revoked = 0;
   let cursor: string | undefined;
   // Bounded: a user has few grants; 50 pages of the provider's default page size is far beyond that.

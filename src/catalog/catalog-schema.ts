@@ -54,9 +54,17 @@ export const budgetSchema = z
   })
   .strict();
 
+export const historySchema = z
+  .object({
+    max_tokens: z.number().int().min(100).max(1_000_000).default(30_000).describe("Thread history kept, in approximate tokens (4 characters each); oldest turns go first."),
+    max_messages: z.number().int().min(2).max(1_000).default(50).describe("Thread history kept, in messages (user, assistant and tool turns)."),
+  })
+  .strict();
+
 export const expertSchema = z
   .object({
     name: z.string().regex(TOOL_NAME_PATTERN),
+    title: z.string().min(1).max(200).optional().describe("Display name for clients; derived from `name` when absent."),
     description: z.string().min(1).max(2_000),
     arguments: z
       .record(z.string(), z.unknown())
@@ -81,8 +89,49 @@ export const expertSchema = z
       .optional()
       .describe("JSON Schema (an object schema) of a structured answer; the tool then returns structuredContent. Not with `mode: route`."),
     budget: budgetSchema.default(budgetSchema.parse({})),
+    history: historySchema.default(historySchema.parse({})).describe("How much of a thread (follow-up conversation) the expert keeps."),
+    ask_back: z
+      .boolean()
+      .default(false)
+      .describe("Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it."),
+    ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
   })
   .strict();
+
+/** Daily windows are UTC days; `runs_in_flight` counts runs started and not yet ended. */
+export const usageLimitsSchema = z
+  .object({
+    runs_per_day: z.number().int().min(0).max(10_000_000).optional(),
+    tokens_per_day: z.number().int().min(0).max(10_000_000_000).optional().describe("Input plus output tokens of the model."),
+    cost_per_day_usd: z
+      .number()
+      .min(0)
+      .max(1_000_000)
+      .optional()
+      .describe("Counts only runs whose model has a price in the skill's `pricing`; unpriced runs add no cost."),
+    runs_in_flight: z.number().int().min(0).max(10_000).optional(),
+  })
+  .strict();
+
+export const skillLimitsSchema = z
+  .object({
+    per_user: usageLimitsSchema.optional().describe("Each signed-in user's own counters in this skill."),
+    per_skill: usageLimitsSchema.optional().describe("All users of this skill together."),
+  })
+  .strict();
+
+export const skillAccessSchema = z
+  .object({
+    users: z.array(z.string().min(1)).default([]).describe("Logins, emails or user ids (`github-123`) allowed to use this skill."),
+    groups: z.array(z.string().min(1)).default([]).describe("OIDC groups claim values (OIDC_GROUPS_CLAIM) allowed to use this skill."),
+  })
+  .strict();
+
+export type UsageLimits = z.output<typeof usageLimitsSchema>;
+export type SkillLimits = z.output<typeof skillLimitsSchema>;
+export type SkillAccess = z.output<typeof skillAccessSchema>;
+
+export const DEFAULT_RETENTION_DAYS = 30;
 
 export const toolPolicySchema = z
   .object({
@@ -105,6 +154,9 @@ export const pricingSchema = z
 export const skillSchema = z
   .object({
     description: z.string().max(2_000).optional(),
+    limits: skillLimitsSchema.optional().describe("Runs, tokens and cost per day and runs in flight, per user and for the whole skill; checked before the model is called."),
+    retention_days: z.number().int().min(1).max(3_650).default(DEFAULT_RETENTION_DAYS).describe("Runs and threads older than this many days are deleted."),
+    access: skillAccessSchema.optional().describe("Who may use this skill; without it every member may. Admins always may."),
     servers: z.record(z.string(), downstreamServerSchema).default({}),
     tool_policy: toolPolicySchema.default(toolPolicySchema.parse({})),
     experts: z.array(expertSchema).default([]),

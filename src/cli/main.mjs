@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CliError, usageError } from "./cli-error.mjs";
 import { diff } from "./commands/diff.mjs";
+import { members } from "./commands/members.mjs";
 import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
 import { rollback } from "./commands/rollback.mjs";
@@ -71,3 +72,6 @@ export async function main(argv, io) {
     return 1;
   }
 }
+
+// Team administration (members and their grants), beside the catalog commands in the table above.
+COMMANDS.members = members;

@@ -23,6 +23,7 @@ const NAV = [
   ["skills", "/admin/skills", "Skills and experts"],
   ["servers", "/admin/servers", "Servers"],
   ["catalog", "/admin/catalog", "Catalog"],
+  ["members", "/admin/members", "Members"],
 ] as const;
 export type NavEntry = (typeof NAV)[number][0];
 

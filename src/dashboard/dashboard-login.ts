@@ -5,6 +5,7 @@ import { AuthConfigError } from "../auth/auth-errors";
 import type { IdentityProvider } from "../auth/identity/identity-provider";
 import { selectIdentityProvider } from "../auth/identity/select-identity-provider";
 import { userIdFor } from "../auth/identity/upstream-identity";
+import { recordSignIn } from "../auth/member-directory";
 import { isMemberRemoved } from "../auth/member-removals";
 import { decideMembership } from "../auth/membership-policy";
 import type { UserProps } from "../auth/user-props";
@@ -85,6 +86,8 @@ ${
       if (!decision.member)
         return dashboardMessage(403, "Not a member of this team", `${decision.reason}. Ask an admin of this Slipsnisse server to add you.`, {}, clear);
       const user: UserProps = { userId, login: identity.login, email: identity.email, role: decision.role, idp: identity.provider, groups: identity.groups };
+      // The members list shows who signed in, through the dashboard too.
+      await recordSignIn(c.env.DB, user, Date.now()).catch((error: unknown) => log("warn", "member sign-in not recorded", { error: String(error) }));
       const { setCookie } = await newSession(c.env, user);
       const headers = new Headers({ Location: "/admin", "Cache-Control": "no-store" });
       headers.append("Set-Cookie", clear["Set-Cookie"]);

@@ -12,6 +12,7 @@ import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, newSes
 import { catalogPages } from "./pages/catalog-pages";
 import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
+import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
 import { runPages } from "./pages/run-pages";
 import { serverPages } from "./pages/server-pages";
 import { skillsPage } from "./pages/skills-page";
@@ -25,7 +26,7 @@ export type DashboardContext = Context<DashboardEnv>;
  * gets one without signing in, as the admin API lets it in. Every POST carries the session's
  * CSRF token; every value is escaped by `hono/html`.
  */
-export function dashboardRoutes(): Hono<DashboardEnv> {
+export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   app.route("/", dashboardLoginRoutes());
   app.use("*", requireDashboardAdmin());
@@ -36,6 +37,7 @@ export function dashboardRoutes(): Hono<DashboardEnv> {
   app.route("/", catalogPages());
   app.route("/", runPages());
   app.route("/", livePages());
+  app.route("/", memberPages(oauthHelpers));
   app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
   app.onError((error, c) => {
     if (error instanceof SlipsnisseError)

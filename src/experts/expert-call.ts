@@ -11,6 +11,8 @@ export interface ExpertCallRequest {
   args: Record<string, unknown>;
   /** A thread handle from an earlier answer, to continue that conversation. */
   thread?: string;
+  /** The orchestrator's reply to the question the expert asked on `thread`: resumes that run. */
+  answer?: string;
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;
@@ -38,6 +40,8 @@ export interface ExpertCallResult {
   structured?: JsonObject;
   /** The conversation's handle; absent when the run had none (a refused continuation, an unknown expert). */
   thread?: string;
+  /** Set when outcome is "paused": the expert asks this and waits until `expiresAt` (epoch ms). */
+  question?: { text: string; expiresAt: number };
   usage: RunUsage;
   /** The W3C trace id the run's downstream and model requests carried. */
   traceId?: string;

@@ -1,17 +1,23 @@
 import type { ModelMessage } from "ai";
 import { DurableObject } from "cloudflare:workers";
 import { loadSkill } from "../catalog/compiled-skill-cache";
-import type { SkillConfig } from "../catalog/catalog-schema";
+import { DEFAULT_RETENTION_DAYS, type SkillConfig } from "../catalog/catalog-schema";
 import { DownstreamPool } from "../downstream/downstream-pool";
 import { redactDeep } from "../downstream/secret-headers";
 import type { ConnectionState } from "../downstream/downstream-types";
+import { logAfterReply } from "../observability/log-after-reply";
 import { log } from "../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "./expert-types";
 import { resolveModel } from "./model-registry";
 import { runExpert } from "./run-expert";
-import { UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./runner-errors";
+import { remainingBudget, resumedTurns } from "./ask-back";
+import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "./limits/run-limits";
+import type { PausedRun } from "./paused-run";
 import { failedRun } from "./session/failed-run";
+import { PausedRuns } from "./session/paused-runs";
+import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session/session-retention";
 import { RunLog, type StoredRun } from "./session/run-log";
 import { PendingIndexWrites } from "./session/run-index-writer";
 import { applySessionSchema } from "./session/session-schema";
@@ -27,6 +33,7 @@ import { finishRunTrace, startRunTrace } from "./trace/session-run-trace";
 export class ExpertSession extends DurableObject<Env> {
   private readonly runs: RunLog;
   private readonly threads: ThreadStore;
+  private readonly paused: PausedRuns;
   private pool: { key: string; pool: DownstreamPool } | null = null;
   private readonly inFlight = new Map<string, AbortController>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
@@ -38,8 +45,14 @@ export class ExpertSession extends DurableObject<Env> {
     applySessionSchema(ctx.storage);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
+    this.paused = new PausedRuns(ctx.storage.sql);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
+    void this.armRetention();
+    // Before any call is let in, so a cut-off run's slot is free for the next one.
+    void ctx.blockConcurrencyWhile(() =>
+      releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
+    );
   }
 
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter): Promise<ExpertCallResult> {
@@ -51,15 +64,18 @@ export class ExpertSession extends DurableObject<Env> {
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
+    const limits = await checkRunLimits(this.env.DB, this.ctx.storage, request, skill.config, startedAt);
+    if ("refused" in limits) return limits.refused;
+
     // A handle this session never minted (another user's, or a guess) is refused before the run
     // row, so it is neither stored in this user's records nor handed back as theirs.
     let history: ModelMessage[] = [];
     let refusedThread: unknown;
     if (request.thread !== undefined) {
       try {
-        history = this.threads.history(request.thread);
+        history = this.threads.history(request.thread, expert.name);
       } catch (error) {
-        if (!(error instanceof UnknownThreadError)) throw error;
+        if (!(error instanceof UnknownThreadError || error instanceof ThreadOfAnotherExpertError)) throw error;
         refusedThread = error;
       }
     }
@@ -84,11 +100,15 @@ export class ExpertSession extends DurableObject<Env> {
     });
 
     let result: ExpertRunResult;
+    let resumed: PausedRun | undefined;
     try {
       if (refusedThread) throw refusedThread;
+      // A reply resumes the paused run with the budget it had left (ask-back.ts).
+      resumed = this.paused.take(expert.name, request.thread, request.answer, startedAt);
       const model = trace.model(await resolveModel(expert, this.env));
       result = await runExpert({
-        expert,
+        expert: resumed ? { ...expert, budget: remainingBudget(expert.budget, resumed.used) } : expert,
+        ...(resumed && request.answer !== undefined ? { resume: resumedTurns(resumed, request.answer) } : {}),
         toolPolicy: skill.config.tool_policy,
         args: request.args,
         history,
@@ -103,6 +123,7 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
+    await settleRunLimits(this.env.DB, this.ctx.storage, request.runId, limits.reservation, skill.config, expert, result.usage);
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
@@ -110,9 +131,11 @@ export class ExpertSession extends DurableObject<Env> {
     // The index row is written after the reply: not awaited here, kept alive by waitUntil.
     const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
     this.ctx.waitUntil(write);
-    if (threadId !== null && result.outcome !== "error" && result.messages.length > 0) {
+    const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, endedAt);
+    if (threadId !== null && result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
       // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
-      this.threads.append(threadId, redactDeep(result.messages, trace.redact), Date.now());
+      const bounds = { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages };
+      this.threads.append(threadId, redactDeep(result.messages, trace.redact), endedAt, bounds);
     }
     const finished = {
       runId: request.runId,
@@ -124,13 +147,14 @@ export class ExpertSession extends DurableObject<Env> {
       retries: result.usage.retries,
       elapsedMs: result.usage.elapsedMs,
     };
-    log("info", "expert run finished", finished);
+    logAfterReply(this.ctx, "info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;
     const thread = threadId === null ? {} : { thread: threadId };
-    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, usage: result.usage, traceId: trace.traceId };
+    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, ...(question ? { question } : {}), usage: result.usage, traceId: trace.traceId };
   }
+
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {
@@ -159,6 +183,45 @@ export class ExpertSession extends DurableObject<Env> {
     const [runId] = runIds;
     if (runId === undefined) return "not_found";
     return (await this.cancel(runId)) ? "cancelled" : "not_found";
+  }
+
+  /** The member's own threads (newest first), for /me/api. */
+  async threadList(limit = 50): Promise<ThreadSummary[]> {
+    return listThreads(this.ctx.storage.sql, Math.min(Math.max(limit, 1), 200));
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteThreadRows(this.ctx.storage.sql, threadId));
+  }
+
+  async deleteRun(runId: string): Promise<boolean> {
+    return this.ctx.storage.transactionSync(() => deleteRunRows(this.ctx.storage.sql, runId));
+  }
+
+  /**
+   * Deletes runs and threads older than the skill's `retention_days` as of `now`, then sets the
+   * next alarm for when the oldest remaining row expires (at most a day away, so a shortened
+   * retention applies within a day); none while the session is empty.
+   */
+  async purgeExpired(now = Date.now()): Promise<PurgeCount> {
+    const skillName = sessionSkill(this.ctx.id.name) ?? this.ctx.storage.sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
+    const skill = skillName === undefined ? null : await loadSkill(this.env, skillName);
+    const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+    const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
+    const oldest = oldestKept(this.ctx.storage.sql);
+    if (oldest === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000));
+    if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
+    return purged;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.purgeExpired();
+  }
+
+  /** A session that holds rows always has a retention alarm; one a day finds the next expiry. */
+  private async armRetention(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + DAY_MS);
   }
 
   async run(runId: string): Promise<StoredRun | null> {
@@ -191,6 +254,12 @@ export class ExpertSession extends DurableObject<Env> {
     }
     return this.pool.pool;
   }
+}
+
+/** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
+function sessionSkill(name: string | undefined): string | undefined {
+  const part = name?.split(":")[1];
+  return part === undefined ? undefined : decodeURIComponent(part);
 }
 
 /** Request ids 1 and "1" are different JSON-RPC ids, so the key keeps the type. */

@@ -71,7 +71,9 @@ function selectWhitelisted(
   const selected = new Map<string, DownstreamTool>();
   for (const entry of whitelist) {
     const pattern = globToRegExp(entry);
-    const matches = listed.filter((tool) => pattern.test(tool.name));
+    // Sorted by name: a glob's matches would otherwise follow the server's listing order, which may
+    // change between listings and so change the prompt prefix providers cache across calls.
+    const matches = listed.filter((tool) => pattern.test(tool.name)).sort(byName);
     // A whitelisted tool the source withheld (e.g. its definition changed since it was pinned).
     const held = withheld.filter((tool) => pattern.test(tool.name));
     for (const tool of held) {
@@ -82,4 +84,9 @@ function selectWhitelisted(
     for (const tool of matches) selected.set(tool.name, tool);
   }
   return [...selected.values()];
+}
+
+/** Code-unit order, the same in every locale and runtime. */
+function byName(a: DownstreamTool, b: DownstreamTool): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

@@ -9,7 +9,8 @@ import type { ToolSource } from "../downstream/downstream-types";
 export type JsonObject = { [key: string]: string | number | boolean | null | object };
 
 export type BudgetKind = "steps" | "timeout" | "tool_calls" | "output_tokens";
-export type RunOutcome = "ok" | "budget_exhausted" | "cancelled" | "error";
+/** "paused": an ask_back expert asked the orchestrator a question and waits for the answer. */
+export type RunOutcome = "ok" | "budget_exhausted" | "cancelled" | "error" | "paused";
 
 /** Returned to the orchestrator in `structuredContent.usage`/`_meta` and stored with the run. */
 export interface RunUsage {
@@ -82,6 +83,11 @@ export interface ExpertRunInput {
   args: Record<string, unknown>;
   /** Earlier turns of a thread, already truncated to its token budget. */
   history?: ModelMessage[];
+  /**
+   * For a paused run being resumed: its turns so far, ending with the answer as the
+   * ask_orchestrator result (ask-back.ts). They replace the user turn built from `args`.
+   */
+  resume?: ModelMessage[];
   model: LanguageModel;
   tools: ToolSource;
   signal?: AbortSignal;
@@ -103,4 +109,6 @@ export interface ExpertRunResult {
   notes?: string[];
   /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
   unfinishedToolCalls?: ToolCallRecord[];
+  /** Set when outcome is "paused": the question, and the calls its answer resumes. */
+  question?: { question: string; callIds: string[] };
 }

@@ -1,6 +1,7 @@
-import { generateText, isStepCount } from "ai";
+import { generateText, isStepCount, type ToolSet } from "ai";
 import { raceWithSignal } from "./abort";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import { ASK_ORCHESTRATOR, askOrchestratorTool, pendingQuestion, withOpeningTurns } from "./ask-back";
 import { composeAnswer } from "./final-answer";
 import { interruptedRunEnd } from "./interrupted-run";
 import { MODEL_MAX_RETRIES, openRun } from "./open-run";
@@ -25,7 +26,8 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
   const { expert } = input;
   const limits = expert.budget;
   const run = openRun(input);
-  const { signals, budget, recorder, userMessage, tracked, model, end } = run;
+  const { signals, budget, recorder, userMessage, tracked, model } = run;
+  const end: typeof run.end = (fields) => withOpeningTurns(run.end(fields), input.resume);
   const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
 
   try {
@@ -33,11 +35,12 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
     const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
     let currentStep = 0;
+    const askBack: ToolSet = expert.ask_back ? { [ASK_ORCHESTRATOR]: askOrchestratorTool() } : {};
     const loop = generateText({
       model,
       instructions,
-      messages: [...(input.history ?? []), userMessage],
-      tools: tools.tools,
+      messages: [...(input.history ?? []), ...(input.resume ?? [userMessage])],
+      tools: { ...tools.tools, ...askBack },
       stopWhen: [isStepCount(limits.max_steps), () => budget.mustStop() || recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS],
       maxOutputTokens: budget.remainingOutputTokens(),
       maxRetries: MODEL_MAX_RETRIES,
@@ -45,7 +48,7 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
       prepareStep: ({ stepNumber }) => {
         // The last step (or any step after the tool budget is spent) gets no tools, so the model
         // answers from what it has instead of ending the run on an unanswered tool call.
-        const lastChance = tools.names.length > 0 && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+        const lastChance = (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
         return {
           maxOutputTokens: budget.remainingOutputTokens(),
           ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
@@ -73,6 +76,8 @@ export async function runExpert(input: ExpertRunInput): Promise<ExpertRunResult>
     const error = new MalformedToolArgumentsError(expert.name, recorder.invalidInputs, [...new Set(recorder.invalidInputTools)]);
     return end({ outcome: "error", text: error.toolMessage, error });
   }
+  const asked = expert.ask_back ? pendingQuestion(recorder) : undefined;
+  if (asked) return end({ outcome: "paused", text: asked.question, question: asked });
   const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
   const outcome = exhausted ? "budget_exhausted" : "ok";
   if (expert.output_schema) {

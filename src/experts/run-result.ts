@@ -12,6 +12,8 @@ export interface RunEnd {
   error?: SlipsnisseError;
   /** The answer as a value, for an expert with an `output_schema`; `text` is then its JSON. */
   structured?: JsonObject;
+  /** A paused run's question (outcome "paused"). */
+  question?: { question: string; callIds: string[] };
   /** The user turn of this run; the thread keeps it with the model's turns unless the run failed. */
   userMessage: ModelMessage;
   notes: string[];
@@ -37,6 +39,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
     steps: recorder.steps,
     ...unfinished(recorder),
     ...(end.structured ? { structured: end.structured } : {}),
+    ...(end.question ? { question: end.question } : {}),
     ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),
     messages: threadMessages(end, recorder),
     notes: end.notes,
@@ -56,6 +59,8 @@ function unfinished(recorder: RunRecorder): Pick<ExpertRunResult, "unfinishedToo
 function threadMessages(end: RunEnd, recorder: RunRecorder): ModelMessage[] {
   if (end.outcome === "error" || end.outcome === "cancelled") return [];
   const messages: ModelMessage[] = [end.userMessage, ...recorder.responseMessages];
-  if (messages.at(-1)?.role !== "assistant") messages.push({ role: "assistant", content: end.text });
+  // A paused run's turns end on its unanswered ask_orchestrator call: nothing may come between
+  // that call and its result.
+  if (end.outcome !== "paused" && messages.at(-1)?.role !== "assistant") messages.push({ role: "assistant", content: end.text });
   return messages;
 }

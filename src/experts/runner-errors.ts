@@ -100,3 +100,13 @@ export class UnknownThreadError extends SlipsnisseError {
     super(`Thread ${threadId} does not exist for this user and skill (threads are private to the user who started them).`);
   }
 }
+
+/** A `thread` handle of this user's, but started by another expert of the skill. */
+export class ThreadOfAnotherExpertError extends SlipsnisseError {
+  readonly kind = "thread-of-another-expert";
+  readonly fix: string;
+  constructor(readonly threadId: string, readonly owner: string, readonly expert: string) {
+    super(`Thread ${threadId} belongs to expert "${owner}", not "${expert}" (a thread continues only with the expert that started it).`);
+    this.fix = `Call "${owner}" with this thread, or call "${expert}" without \`thread\` to start a new conversation.`;
+  }
+}

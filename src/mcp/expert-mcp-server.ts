@@ -4,9 +4,10 @@ import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/expert-types";
+import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/expert-tool-annotations";
 import { log } from "../observability/logger";
 import { inputOverLimit } from "./expert-input-limit";
-import { expertInputSchema, splitThread } from "./expert-tool-schema";
+import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 
@@ -25,6 +26,12 @@ export interface ExpertServerContext {
   listChanged: boolean;
   /** Tells the user's connections apart for cancels by request id (see McpRequestRef). */
   connection?: string;
+  /**
+   * The skill's cached downstream tool lists, when this request lists tools: each expert tool's
+   * annotations are derived from its whitelist's. Other requests skip the reads and register
+   * the tools without annotations (only tools/list shows them).
+   */
+  listings?: CachedListings;
 }
 
 /**
@@ -32,7 +39,7 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection, listings }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged } },
     instructions: skill.config.description,
@@ -42,7 +49,13 @@ export function buildExpertServer({ env, skill, user, listChanged, connection }:
   for (const expert of skill.config.experts) {
     server.registerTool(
       expert.name,
-      { description: expert.description, inputSchema: compiledInputSchema(expert), ...compiledOutputSchema(expert) },
+      {
+        title: expertTitle(expert),
+        description: expert.description,
+        inputSchema: compiledInputSchema(expert),
+        ...compiledOutputSchema(expert),
+        ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
+      },
       (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx),
     );
   }
@@ -74,16 +87,22 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged">,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
-  const { args, thread } = splitThread(rawArgs);
-  const tooLarge = inputOverLimit(expert, args);
+  const { args, thread, answer } = splitThread(rawArgs, expert);
+  // A reply to an ask-back question reaches the model too, so it counts toward the bound.
+  const tooLarge = inputOverLimit(expert, answer === undefined ? args : { ...args, answer });
   if (tooLarge) {
     log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
     return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
+  }
+  const missing = answer === undefined ? missingArguments(expert, args) : [];
+  if (missing.length > 0) {
+    const names = missing.map((name) => `\`${name}\``).join(", ");
+    return { isError: true, content: [{ type: "text", text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.` }] };
   }
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
@@ -107,7 +126,7 @@ async function callExpert(
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}) },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...(answer === undefined ? {} : { answer }) },
       onProgress,
     );
     return toToolResult(result, expert.output_schema !== undefined);

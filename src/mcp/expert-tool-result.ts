@@ -8,6 +8,8 @@ export const META_RUN = "slipsnisse.dev/run";
 export const META_OUTCOME = "slipsnisse.dev/outcome";
 /** `{runId, traceId}`: the run to look up in the admin API and the W3C trace id its requests carried. */
 export const META_TRACE = "slipsnisse.dev/trace";
+/** On a paused run's result: `{ question, thread, expiresAt }` (ISO 8601), marking the text as a question. */
+export const META_QUESTION = "slipsnisse.dev/question";
 
 /**
  * Only the final answer reaches the orchestrator's context; steps stay in the run record. The
@@ -25,6 +27,11 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
   // result otherwise), so a cancelled run of a structured expert is an error too.
   if (result.outcome === "error" || (structuredExpected && !result.structured)) {
     return { isError: true, content: [{ type: "text", text: result.text }], _meta: meta };
+  }
+  if (result.question && result.thread) {
+    const expiresAt = new Date(result.question.expiresAt).toISOString();
+    const text = `The expert asks: ${result.question.text}\n\n(thread: ${result.thread} — reply by calling it again with this "thread" and your reply as "answer", before ${expiresAt})`;
+    return { content: [{ type: "text", text }], _meta: { ...meta, [META_QUESTION]: { question: result.question.text, thread: result.thread, expiresAt } } };
   }
   const trailer = result.thread ? `(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";
   if (result.structured) {

@@ -2,13 +2,17 @@ import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "a
 import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
+import { canUseSkill } from "../catalog/skill-access";
+import { accessRefused } from "./skill-access-gate";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
+import { cachedListings, type CachedListings } from "../experts/expert-tool-annotations";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { readBoundedBody } from "./request-body-limit";
+import { mayListTools } from "./tools-list-request";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -34,6 +38,8 @@ interface RequestProps {
   skill: CompiledSkill;
   /** An `Mcp-Session-Id` the client sent (this server issues none, but a client may send one). */
   connection?: string;
+  /** Cached downstream tool lists, read only for a request that lists tools (for annotations). */
+  listings?: CachedListings;
 }
 
 /**
@@ -64,8 +70,8 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection } = requestProps();
-        return buildExpertServer({ env, skill, user, connection, listChanged: era === "modern" });
+        const { user, skill, connection, listings } = requestProps();
+        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern" });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
@@ -99,6 +105,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       { status: 404 },
     );
   }
+  // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
+  if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);
   // A context of our own: the handler reads identity from `props`, and nothing else of the
   // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
@@ -110,6 +118,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     const body = await readBoundedBody(request);
     if (!body.ok) return body.response;
     cancels = cancelledRequestIds(body.bytes);
+    // Tool annotations need the cached downstream lists: read only for a request that lists tools.
+    if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
   }
   const response = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));

@@ -33,6 +33,7 @@ export function benchCatalog(echoMcpUrl: string, wide: ManyToolsServer[], modelB
           expert("fan_out", "fan-out", { echo: ["sleep"] }, modelBaseUrl, "Six parallel downstream calls in one step."),
           expert("read_big", "big", { echo: ["big"] }, modelBaseUrl, "Reads a 50 KB result and summarises it."),
           expert("no_tools", "no-tools", { echo: ["echo"] }, modelBaseUrl, "Answers without any downstream call."),
+          { ...expert("route_call", "one-call", { echo: ["echo"] }, modelBaseUrl, "Routes to one downstream call; its result is the answer."), mode: "route" as const },
         ],
       },
       wide: {

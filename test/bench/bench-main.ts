@@ -10,6 +10,7 @@ import { benchModelScript } from "./bench-model-script";
 import { measureExpertBreakdown } from "./figures/expert-breakdown";
 import { measureAgainstRevision } from "./figures/ab-revision";
 import { measureCpuProfile } from "./figures/cpu-profile";
+import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
@@ -17,10 +18,11 @@ import { measureToolLists } from "./figures/m3-tool-lists";
 import { measureFanOut } from "./figures/m4-fan-out";
 import { measureReinitialisation } from "./figures/m5-reinit";
 import { measureContext } from "./figures/m6-context";
+import { measurePrefixShare } from "./figures/prefix-share";
 import { measureSizeAndStart } from "./figures/m7-size-start";
 import { measureThroughput } from "./figures/throughput";
 import { startManyToolsServers } from "./many-tools-server";
-import { machineInfo, renderMarkdown, writeResults, type BenchRun } from "./results-report";
+import { loadNow, machineInfo, renderMarkdown, writeResults, type BenchRun } from "./results-report";
 import { summarize } from "./sample-stats";
 
 /**
@@ -33,6 +35,7 @@ function sizesFrom(args: string[]) {
 
 export async function runBenchmark(args: string[]): Promise<void> {
   const started = performance.now();
+  const loadAtStart = loadNow();
   const sizes = sizesFrom(args);
   const fixtures = await startFixtureServers();
   const wide = await startManyToolsServers();
@@ -84,18 +87,21 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("M6", () => measureContext(ctx));
     await step("Throughput", () => measureThroughput(ctx));
     await step("M7", () => measureSizeAndStart(ctx));
+    await step("CPU", () => measureCpuPerCall(ctx));
+    // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
+    await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
-    // `--only=AB --ab=<rev>`: this tree against a committed revision, interleaved.
-    const abRev = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length);
-    if (only?.includes("AB")) await step("AB", () => measureAgainstRevision(ctx, abRev ?? "HEAD"));
+    // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
+    const abRevs = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length).split(",") ?? ["HEAD"];
+    if (only?.includes("AB")) for (const rev of abRevs) await step("AB", () => measureAgainstRevision(ctx, rev));
   } finally {
     await dev.stop();
     await Promise.allSettled([fake.close(), fixtures.stop(), project.remove(), ...wide.map((s) => s.stop())]);
   }
   const run: BenchRun = {
     date: new Date().toISOString(),
-    machine: machineInfo(),
+    machine: { ...machineInfo(), loadAverage: { start: loadAtStart, end: loadNow() } },
     settings: { ...sizes, client: "MCP SDK v2 Client, 2025 handshake, Streamable HTTP" },
     durationS: (performance.now() - started) / 1000,
     figures,

@@ -1,16 +1,19 @@
 import { writeFile } from "node:fs/promises";
-import { cpus, totalmem, type as osType, release } from "node:os";
+import { cpus, loadavg, totalmem, type as osType, release } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Figure } from "./bench-context";
 
 export interface BenchRun {
   date: string;
-  machine: { cpu: string; cores: number; memoryGiB: number; os: string; node: string };
+  machine: { cpu: string; cores: number; memoryGiB: number; os: string; node: string; loadAverage?: { start: number; end: number } };
   settings: Record<string, unknown>;
   durationS: number;
   figures: Figure[];
   failures: Array<{ figure: string; error: string }>;
 }
+
+/** The 1-minute load average: above the core count, other work competed with the bench for CPU. */
+export const loadNow = (): number => Math.round((loadavg()[0] ?? 0) * 100) / 100;
 
 export function machineInfo(): BenchRun["machine"] {
   const cpu = cpus();
@@ -37,6 +40,7 @@ export function renderMarkdown(run: BenchRun): string {
       `\`wrangler dev --local\`, loopback downstream servers and a zero-latency fake model; took ${Math.round(run.durationS)} s. ` +
       "Regenerate with `npm run bench` (never part of `npm test`).",
     "",
+    ...loadLine(run.machine),
     "| figure | what | value | target | result |",
     "|---|---|---|---|---|",
     ...rows,
@@ -48,6 +52,19 @@ export function renderMarkdown(run: BenchRun): string {
     "milliseconds of proxy and workerd entry before any of our code runs. Machine-readable figures: `RESULTS.json`.",
     "",
   ].join("\n");
+}
+
+function loadLine(machine: BenchRun["machine"]): string[] {
+  const load = machine.loadAverage;
+  if (!load) return [];
+  const loaded = Math.max(load.start, load.end) > machine.cores;
+  return [
+    `1-minute load average ${load.start} at the start and ${load.end} at the end on ${machine.cores} cores` +
+      (loaded
+        ? ": the machine was loaded by other work during this run, so absolute milliseconds are inflated and noisy; trust ratios measured side by side (interleaved pairs, AB) over absolute values."
+        : "."),
+    "",
+  ];
 }
 
 export async function writeResults(run: BenchRun): Promise<{ md: string; json: string }> {

@@ -85,7 +85,16 @@ describe("dashboard refusals", () => {
   it("shows a member who is not an admin a plain page saying so, on every page and POST", async () => {
     const skill = await skillWithTwoVersions("member-refused");
     const cookie = await signInAs("bob");
-    for (const path of ["/admin", "/admin/runs", "/admin/live", "/admin/skills", "/admin/servers", "/admin/catalog", `/admin/catalog/${skill}`]) {
+    for (const path of [
+      "/admin",
+      "/admin/runs",
+      "/admin/live",
+      "/admin/members",
+      "/admin/skills",
+      "/admin/servers",
+      "/admin/catalog",
+      `/admin/catalog/${skill}`,
+    ]) {
       const response = await dashboardFetch(path, { headers: { cookie } });
       expect(response.status, path).toBe(403);
       expect(await response.text(), path).toContain("not an admin");
@@ -142,5 +151,19 @@ describe("dashboard output", () => {
     const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
     expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(page).not.toContain("<script>alert(1)");
+  });
+});
+
+describe("members page", () => {
+  it("lists who signed in to the dashboard, with role and last seen; a POST without the token revokes nothing", async () => {
+    const cookie = await signInAs("alice");
+    await signInAs("bob");
+    const page = await dashboardFetch("/admin/members", { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain("<code>dev-alice</code>");
+    expect(text).toContain("<code>dev-bob</code>");
+    const refused = await dashboardFetch("/admin/members/dev-bob/revoke", form({}, cookie));
+    expect(refused.status).toBe(403);
   });
 });

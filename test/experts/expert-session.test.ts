@@ -33,7 +33,7 @@ describe("ExpertSession", () => {
           echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } },
           gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 1000 },
         },
-        experts: [expertOf("echoer", { echo: ["echo"] }), expertOf("needs_gone", { gone: ["echo"] })],
+        experts: [expertOf("echoer", { echo: ["echo"] }), expertOf("echoer_too", { echo: ["echo"] }), { ...expertOf("forgetful", { echo: ["echo"] }), history: { max_messages: 2 } }, expertOf("needs_gone", { gone: ["echo"] })],
       },
     },
   });
@@ -95,6 +95,35 @@ describe("ExpertSession", () => {
     // The refused handle is not handed back as if it were Bob's thread, nor stored in his records.
     expect(stolen.thread).toBeUndefined();
     expect(await session(bob).run(request.runId)).toMatchObject({ outcome: "error", threadId: null });
+  });
+
+  it("refuses a thread handle started by another expert of the skill, before any model call", async () => {
+    model = models.play([{ calls: [{ name: "echo__echo", input: { text: "private" } }] }, { text: "Echoer's answer." }]);
+    const first = await session(alice).callExpert(call(alice, "echoer"));
+    expect(first.thread).toMatch(/^th_/);
+    model = models.play([{ text: "must not run" }]);
+    const request = call(alice, "echoer_too", { thread: first.thread });
+    const crossed = await session(alice).callExpert(request);
+    expect(crossed.outcome).toBe("error");
+    expect(crossed.text).toContain(`Thread ${first.thread} belongs to expert "echoer", not "echoer_too"`);
+    // The other expert's model never saw the first expert's history or tool results.
+    expect(model.doGenerateCalls).toHaveLength(0);
+    expect(crossed.thread).toBeUndefined();
+    expect(await session(alice).run(request.runId)).toMatchObject({ outcome: "error", threadId: null });
+  });
+
+  it("keeps each thread within its expert's catalog history bounds", async () => {
+    models.play([{ text: "First answer." }]);
+    const first = await session(alice).callExpert(call(alice, "forgetful", { args: { query: "first question" } }));
+    const followUp = models.play([{ text: "Second answer." }]);
+    await session(alice).callExpert(call(alice, "forgetful", { args: { query: "second question" }, thread: first.thread }));
+    // The follow-up still saw the first turn (2 messages fit); after it, only the newest 2 remain.
+    expect(JSON.stringify(followUp.doGenerateCalls[0]?.prompt)).toContain("first question");
+    const kept = await runInDurableObject(session(alice), (_instance, state) =>
+      state.storage.sql.exec<{ message: string }>("SELECT message FROM thread_turns WHERE thread_id = ? ORDER BY seq", first.thread ?? "").toArray(),
+    );
+    expect(kept).toHaveLength(2);
+    expect(kept[0]?.message).toContain("second question");
   });
 
   it("answers with a tool error naming a dead downstream server, and the session keeps working", async () => {

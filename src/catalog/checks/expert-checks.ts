@@ -17,6 +17,7 @@ export function checkExperts(experts: unknown, serverIds: readonly string[], at:
     if (expert.arguments !== undefined) checkArgumentsSchema(expert.arguments, [...expertPath, "arguments"], sink);
     if (expert.output_schema !== undefined) checkObjectSchema("output_schema", expert.output_schema, [...expertPath, "output_schema"], sink);
     checkRouteOutput(expert, expertPath, sink);
+    checkAskBack(expert, expertPath, sink);
     checkProvider(expert, expertPath, sink);
   });
 }
@@ -95,4 +96,18 @@ function checkRouteOutput(expert: RawObject, expertPath: PathSegment[], sink: Fi
     "`output_schema` cannot be used with `mode: \"route\"`: a route expert returns the downstream tool's result as is, not an answer it writes",
     'remove `output_schema`, or set `mode` to `"synthesize"` to have the model write a structured answer from the tool results',
   );
+}
+
+/**
+ * A paused run answers with a question, not a result: a route expert makes no second model call
+ * to ask from, and a structured expert's result must match its output_schema.
+ */
+function checkAskBack(expert: RawObject, expertPath: PathSegment[], sink: FindingSink): void {
+  if (expert.ask_back !== true) return;
+  if (expert.mode === "route") {
+    sink.add([...expertPath, "ask_back"], "`ask_back` cannot be used with `mode: \"route\"`: a route expert makes one model call and never converses", 'remove `ask_back`, or set `mode` to `"synthesize"`');
+  }
+  if (expert.output_schema !== undefined) {
+    sink.add([...expertPath, "ask_back"], "`ask_back` cannot be used with `output_schema`: a question is not an answer matching the schema", "remove `ask_back` or `output_schema`");
+  }
 }

@@ -10,8 +10,12 @@
  *                    notes and the answer (texts redacted of secrets and cut to bounds).
  * run_steps          one row per model step of a run: finish reason, tokens, text, tool calls (JSON,
  *                    with redacted arguments and result excerpts), the model call (JSON).
- * threads            a follow-up conversation handle minted by the session, bound to this DO's user.
+ * threads            a follow-up conversation handle minted by the session, bound to this DO's user,
+ *                    with the running token total of the turns it holds. `updated_at` (the last
+ *                    append) is what a retention job expires threads by (indexed for it).
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
+ * paused_runs        a run of an ask_back expert waiting for the orchestrator's answer, one per
+ *                    thread: its durable state (paused-run.ts) as JSON, until answered or expired.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -71,6 +75,24 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
     `ALTER TABLE runs ADD COLUMN notes TEXT`,
     `ALTER TABLE runs ADD COLUMN answer TEXT`,
     `ALTER TABLE run_steps ADD COLUMN model_call TEXT`,
+  ],
+  // A running token total per thread, so an append knows without a scan whether to trim.
+  [
+    `ALTER TABLE threads ADD COLUMN approx_tokens INTEGER NOT NULL DEFAULT 0`,
+    `UPDATE threads SET approx_tokens = coalesce((SELECT SUM(approx_tokens) FROM thread_turns WHERE thread_id = threads.id), 0)`,
+  ],
+  // A retention job finds idle threads by this index.
+  [`CREATE INDEX IF NOT EXISTS threads_updated_at ON threads (updated_at)`],
+  // Ask-back: a run paused on a question to the orchestrator, resumed by the thread's next call.
+  [
+    `CREATE TABLE IF NOT EXISTS paused_runs (
+       thread_id TEXT PRIMARY KEY,
+       run_id TEXT NOT NULL,
+       expert TEXT NOT NULL,
+       state TEXT NOT NULL,
+       paused_at INTEGER NOT NULL,
+       expires_at INTEGER NOT NULL
+     )`,
   ],
 ];
 

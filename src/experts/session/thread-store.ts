@@ -1,16 +1,23 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
 import { base64Url } from "../../base64url";
-import { UnknownThreadError } from "../runner-errors";
+import { ThreadOfAnotherExpertError, UnknownThreadError } from "../runner-errors";
 
-/** Thread history kept per thread; older turns are dropped first. About 4 characters a token. */
-export const THREAD_TOKEN_BUDGET = 6_000;
+/**
+ * How much history a thread keeps; older turns are dropped first. Set per expert in the catalog
+ * (`history`); the defaults are what a typical chat backend keeps. About 4 characters a token.
+ */
+export interface HistoryBounds {
+  maxTokens: number;
+  maxMessages: number;
+}
+export const DEFAULT_HISTORY_BOUNDS: HistoryBounds = { maxTokens: 30_000, maxMessages: 50 };
 const CHARS_PER_TOKEN = 4;
 
 export class ThreadStore {
   /**
-   * Threads minted by this instance that have no turns yet: their first append needs neither the
-   * MAX(seq) lookup nor the trim scan unless the turns alone exceed the budget (two statements of
-   * every new conversation's bookkeeping). Lost on restart, which only costs those two statements.
+   * Threads minted by this instance that have no turns yet: their first append needs no MAX(seq)
+   * lookup (a statement of every new conversation's bookkeeping). Lost on restart, which only
+   * costs that statement.
    */
   private readonly fresh = new Set<string>();
 
@@ -24,10 +31,15 @@ export class ThreadStore {
     return id;
   }
 
-  /** The thread's history; throws UnknownThreadError when this session never minted it. */
-  history(threadId: string): ModelMessage[] {
-    const exists = this.sql.exec(`SELECT 1 FROM threads WHERE id = ?`, threadId).toArray().length > 0;
-    if (!exists) throw new UnknownThreadError(threadId);
+  /**
+   * The thread's history; throws UnknownThreadError when this session never minted it, and
+   * ThreadOfAnotherExpertError when another expert started it: its turns hold that expert's
+   * prompt, tool results and possibly another provider's messages, none of which this expert may see.
+   */
+  history(threadId: string, expert: string): ModelMessage[] {
+    const owner = this.sql.exec<{ expert: string }>(`SELECT expert FROM threads WHERE id = ?`, threadId).toArray()[0];
+    if (!owner) throw new UnknownThreadError(threadId);
+    if (owner.expert !== expert) throw new ThreadOfAnotherExpertError(threadId, owner.expert, expert);
     return this.sql
       .exec<{ message: string }>(`SELECT message FROM thread_turns WHERE thread_id = ? ORDER BY seq`, threadId)
       .toArray()
@@ -37,7 +49,8 @@ export class ThreadStore {
       });
   }
 
-  append(threadId: string, messages: readonly ModelMessage[], now: number, budget = THREAD_TOKEN_BUDGET): void {
+  append(threadId: string, messages: readonly ModelMessage[], now: number, limits: Partial<HistoryBounds> = {}): void {
+    const bounds = { ...DEFAULT_HISTORY_BOUNDS, ...limits };
     const fresh = this.fresh.delete(threadId);
     const last = fresh
       ? -1
@@ -52,34 +65,45 @@ export class ThreadStore {
         threadId, last + 1 + i, message.role, json, approx,
       );
     });
-    this.sql.exec(`UPDATE threads SET updated_at = ? WHERE id = ?`, now, threadId);
-    if (!fresh || tokens > budget) this.trim(threadId, budget);
+    const total = this.sql
+      .exec<{ approx_tokens: number }>(
+        `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,
+        now, tokens, threadId,
+      )
+      .one().approx_tokens;
+    // Turn seqs are contiguous (only the oldest are ever dropped), so the newest seq tells
+    // without a count whether the thread ever held more messages than the bound.
+    const newest = last + messages.length;
+    if (total > bounds.maxTokens || newest >= bounds.maxMessages) this.trim(threadId, total, bounds, newest);
   }
 
-  /** Drops the oldest turns over budget, never cutting between an assistant tool call and its result. */
-  private trim(threadId: string, budget: number): void {
-    const rows = this.sql
-      .exec<{ seq: number; approx_tokens: number; role: string }>(
-        `SELECT seq, approx_tokens, role FROM thread_turns WHERE thread_id = ? ORDER BY seq DESC`,
-        threadId,
-      )
-      .toArray();
-    let kept = 0;
+  /**
+   * Drops the oldest turns until the rest fit both bounds, never cutting between an assistant tool
+   * call and its result. Reads turns oldest first and stops once the remainder fits, so only the
+   * turns it drops (and the one after) are read.
+   */
+  private trim(threadId: string, total: number, bounds: HistoryBounds, newest: number): void {
+    let remaining = total;
     let cutoff: number | null = null;
-    for (const row of rows) {
-      kept += row.approx_tokens;
-      if (kept > budget) {
-        cutoff = row.seq;
-        break;
-      }
+    const oldestFirst = this.sql.exec<{ seq: number; approx_tokens: number }>(
+      `SELECT seq, approx_tokens FROM thread_turns WHERE thread_id = ? ORDER BY seq`,
+      threadId,
+    );
+    for (const row of oldestFirst) {
+      if (remaining <= bounds.maxTokens && row.seq > newest - bounds.maxMessages) break;
+      cutoff = row.seq;
+      remaining -= row.approx_tokens;
     }
     if (cutoff === null) return;
     // Keep history starting at a user turn so no orphaned tool result opens the thread.
-    const firstUser = rows
-      .filter((row) => row.seq > cutoff && row.role === "user")
-      .map((row) => row.seq)
-      .at(-1);
-    this.sql.exec(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ?`, threadId, firstUser ?? cutoff + 1);
+    const firstUser = this.sql
+      .exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM thread_turns WHERE thread_id = ? AND seq > ? AND role = 'user'`, threadId, cutoff)
+      .one().seq;
+    const dropped = this.sql
+      .exec<{ approx_tokens: number }>(`DELETE FROM thread_turns WHERE thread_id = ? AND seq < ? RETURNING approx_tokens`, threadId, firstUser ?? cutoff + 1)
+      .toArray()
+      .reduce((sum, row) => sum + row.approx_tokens, 0);
+    this.sql.exec(`UPDATE threads SET approx_tokens = approx_tokens - ? WHERE id = ?`, dropped, threadId);
   }
 }
 

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
 import { loadSkill } from "../../catalog/compiled-skill-cache";
+import { cachedListings } from "../../experts/expert-tool-annotations";
 import { buildExpertServer } from "../expert-mcp-server";
 import { SseServerTransport } from "./sse-server-transport";
 
@@ -33,7 +34,9 @@ export class LegacySseSession extends DurableObject<Env> {
     transport.onclose = () => this.reset();
     this.transport = transport;
     this.owner = request.user.userId;
-    await buildExpertServer({ env: this.env, skill, user: request.user, listChanged: false, connection: request.sessionId }).connect(transport);
+    // This server answers every tools/list of the connection: annotations as cached at open.
+    const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
+    await buildExpertServer({ env: this.env, skill, user: request.user, listChanged: false, connection: request.sessionId, listings }).connect(transport);
     void transport.announceEndpoint(request.endpoint);
     this.timer = setInterval(() => void transport.keepAlive(), KEEP_ALIVE_MS);
     return readable;

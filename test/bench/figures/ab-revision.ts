@@ -35,7 +35,7 @@ export async function measureAgainstRevision(ctx: BenchContext, rev: string): Pr
         const times = await interleavedPairs(() => callExpert(a, expert, query), () => callExpert(b, expert, query), { samples: Math.ceil(samples / share), warmup: 10, maxMs: 120_000 });
         const [sa, sb] = [summarize(times.a), summarize(times.b)];
         figures.push({
-          id: `AB ${expert}`,
+          id: `AB ${expert} vs ${rev.slice(0, 7)}`,
           title: `working tree / ${rev}, ${expert}(${query}) expert call (interleaved, n=${sa.n})`,
           value: `p50 ${round(sb.p50 / sa.p50, 3)}x (${round(sb.p50)} vs ${round(sa.p50)} ms), mean ${round(sb.mean / sa.mean, 3)}x`,
           target: "(A/B)",

@@ -21,7 +21,7 @@ describe("session schema migrations", () => {
       applySessionSchema(state.storage);
       const roles = sql.exec<{ role: string }>(`SELECT role FROM thread_turns ORDER BY seq`).toArray().map((row) => row.role);
       expect(roles).toEqual(["user", "assistant"]);
-      return new ThreadStore(sql).history("th_old");
+      return new ThreadStore(sql).history("th_old", "e");
     });
     expect(history).toEqual([
       { role: "user", content: "old question" },

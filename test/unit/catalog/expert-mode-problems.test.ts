@@ -21,6 +21,25 @@ describe("expert mode and output_schema checks", () => {
     expect(parsed.ok && parsed.catalog.skills.default?.experts[0]?.output_schema).toEqual(answerSchema);
   });
 
+  it("ask_back is refused with route and with output_schema, naming the field and the fix", () => {
+    const route = validCatalog();
+    firstExpert(route).mode = "route";
+    firstExpert(route).ask_back = true;
+    expect(problemAt(problemsOf(route), `${EXPERT}.ask_back`).message).toContain('`ask_back` cannot be used with `mode: "route"`');
+
+    const structured = validCatalog();
+    firstExpert(structured).output_schema = answerSchema;
+    firstExpert(structured).ask_back = true;
+    const problem = problemAt(problemsOf(structured), `${EXPERT}.ask_back`);
+    expect(problem.message).toContain("`ask_back` cannot be used with `output_schema`");
+    expect(problem.fix).toContain("remove `ask_back`");
+
+    const plain = validCatalog();
+    firstExpert(plain).ask_back = true;
+    const parsed = parseCatalog(plain);
+    expect(parsed.ok && parsed.catalog.skills.default?.experts[0]).toMatchObject({ ask_back: true, ask_back_ttl_ms: 900_000 });
+  });
+
   it("an unknown mode is refused", () => {
     const catalog = validCatalog();
     firstExpert(catalog).mode = "orchestrate";

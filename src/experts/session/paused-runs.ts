@@ -1,0 +1,97 @@
+import type { ExpertConfig } from "../../catalog/catalog-schema";
+import { addUsage, NOTHING_USED } from "../ask-back";
+import type { ExpertCallResult } from "../expert-call";
+import type { ExpertRunResult } from "../expert-types";
+import { NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "../ask-back-errors";
+import { pausedRunSchema, type PausedRun } from "../paused-run";
+
+/**
+ * Runs paused on an `ask_orchestrator` call, one per thread (a thread's run waits for its
+ * answer before the thread can go on). Rows are the durable subset in paused-run.ts, parsed
+ * when read back. An unanswered row stays until its thread is next called (and is dropped then
+ * if expired) or a retention job removes it by `expires_at`.
+ */
+export class PausedRuns {
+  constructor(private readonly sql: SqlStorage) {}
+
+  save(threadId: string, run: PausedRun): void {
+    const state = JSON.stringify(pausedRunSchema.parse(run));
+    this.sql.exec(
+      `INSERT OR REPLACE INTO paused_runs (thread_id, run_id, expert, state, paused_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      threadId, run.runId, run.expert, state, run.pausedAt, run.expiresAt,
+    );
+  }
+
+  /**
+   * What a call on a thread continues: with `answer`, the paused run it resumes (removed here,
+   * so two replies cannot both resume it; the session saves it back if the resumed run fails);
+   * without, nothing, but a question still waiting refuses the call. Expired runs are dropped.
+   */
+  take(expert: string, threadId: string | undefined, answer: string | undefined, now: number): PausedRun | undefined {
+    if (threadId === undefined) {
+      if (answer !== undefined) throw new NoPendingQuestionError(expert);
+      return undefined;
+    }
+    const paused = this.read(threadId);
+    if (paused && paused.expiresAt <= now) {
+      this.delete(threadId);
+      if (answer !== undefined) throw new PausedRunExpiredError(expert, threadId, paused.expiresAt);
+      return undefined;
+    }
+    if (answer === undefined) {
+      if (paused) throw new QuestionPendingError(expert, threadId, paused.question);
+      return undefined;
+    }
+    if (!paused) throw new NoPendingQuestionError(expert, threadId);
+    this.delete(threadId);
+    return paused;
+  }
+
+  /**
+   * After a run on a thread: a run that asked is stored until answered (with the budget it used,
+   * added to what it had used before an earlier pause), and its question returned; a resumed
+   * run that failed or was cancelled puts its paused state back, so the orchestrator can reply again.
+   */
+  afterRun(
+    threadId: string,
+    runId: string,
+    expert: ExpertConfig,
+    result: ExpertRunResult,
+    resumed: PausedRun | undefined,
+    now: number,
+  ): ExpertCallResult["question"] {
+    if (result.outcome === "paused" && result.question) {
+      const expiresAt = now + expert.ask_back_ttl_ms;
+      this.save(threadId, {
+        runId,
+        expert: expert.name,
+        question: result.question.question,
+        askCallIds: result.question.callIds,
+        turns: result.messages,
+        used: addUsage(resumed?.used ?? NOTHING_USED, result.usage),
+        pausedAt: now,
+        expiresAt,
+      });
+      return { text: result.question.question, expiresAt };
+    }
+    if (resumed && (result.outcome === "error" || result.outcome === "cancelled")) this.save(threadId, resumed);
+    return undefined;
+  }
+
+  private read(threadId: string): PausedRun | undefined {
+    const row = this.sql.exec<{ state: string }>(`SELECT state FROM paused_runs WHERE thread_id = ?`, threadId).toArray()[0];
+    if (!row) return undefined;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(row.state);
+    } catch {
+      return undefined;
+    }
+    const parsed = pausedRunSchema.safeParse(raw);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  private delete(threadId: string): void {
+    this.sql.exec(`DELETE FROM paused_runs WHERE thread_id = ?`, threadId);
+  }
+}

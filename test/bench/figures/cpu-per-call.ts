@@ -1,0 +1,84 @@
+import { readdir, readFile } from "node:fs/promises";
+import { callExpert, type BenchContext, type Figure } from "../bench-context";
+import { round } from "../sample-stats";
+
+/** Tool steps → the bench expert and query that make that many (the fake model script decides). */
+const SCENARIOS = [
+  { toolSteps: 0, expert: "no_tools", query: "hi" },
+  { toolSteps: 1, expert: "one_call", query: "go" },
+  { toolSteps: 5, expert: "many_steps", query: "steps=5" },
+] as const;
+
+/** Linux reports process CPU in clock ticks of 1/100 s (USER_HZ). */
+const MS_PER_TICK = 10;
+
+interface WorkerdCpu {
+  /** The workerd that runs the Worker and its Durable Objects (wrangler starts it with the inspector). */
+  worker: number;
+  /** wrangler dev's entry workerd in front of it (routing the platform does at its edge). */
+  entry: number;
+}
+
+/** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting. */
+async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
+  const cpu: WorkerdCpu = { worker: 0, entry: 0 };
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const comm = /\((.*)\)/.exec(stat)?.[1] ?? "";
+    // Fields after the command name: state ppid pgrp … utime (14th field of the line) stime (15th).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (!comm.includes("workerd") || Number(fields[2]) !== pgid) continue;
+    const ms = (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    if (cmdline.includes("--inspector-addr")) cpu.worker += ms;
+    else cpu.entry += ms;
+  }
+  return cpu;
+}
+
+/**
+ * CPU per expert call, the unit Workers bills, for 0, 1 and 5 tool steps: the kernel's CPU
+ * accounting of the workerd process that runs the Worker and the ExpertSession (one isolate under
+ * wrangler dev, on workerd's main thread) over a loop of calls, divided by the calls.
+ */
+export async function measureCpuPerCall(ctx: BenchContext): Promise<Figure[]> {
+  const worker = await ctx.connect("/mcp");
+  try {
+    const calls = Math.max(50, Math.round(ctx.sizes.samples / 2));
+    const rows: Array<{ toolSteps: number; expert: string; workerMs: number; entryMs: number; wallMs: number }> = [];
+    for (const scenario of SCENARIOS) {
+      for (let i = 0; i < ctx.sizes.warmup; i++) await callExpert(worker, scenario.expert, scenario.query);
+      const before = await workerdCpuMs(ctx.dev.pgid);
+      const started = performance.now();
+      for (let i = 0; i < calls; i++) await callExpert(worker, scenario.expert, scenario.query);
+      const wallMs = performance.now() - started;
+      const after = await workerdCpuMs(ctx.dev.pgid);
+      if (after.worker === 0) throw new Error("found no workerd process started with --inspector-addr in wrangler dev's process group");
+      rows.push({
+        toolSteps: scenario.toolSteps, expert: scenario.expert, workerMs: (after.worker - before.worker) / calls,
+        entryMs: (after.entry - before.entry) / calls, wallMs: wallMs / calls,
+      });
+    }
+    const [none, , five] = rows;
+    const perStep = none && five ? (five.workerMs - none.workerMs) / 5 : Number.NaN;
+    return rows.map((row) => ({
+      id: `CPU ${row.toolSteps} tool steps`,
+      title: `CPU ms per expert call with ${row.toolSteps} tool step${row.toolSteps === 1 ? "" : "s"} (${row.expert}, ${calls} calls in a loop)`,
+      value:
+        `${round(row.workerMs, 1)} ms CPU per call (wall ${round(row.wallMs, 1)} ms; wrangler's entry workerd another ${round(row.entryMs, 1)} ms)` +
+        (row === five ? `; ~${round(perStep, 1)} ms per tool step` : ""),
+      target: "(reported; Workers bills CPU ms)",
+      pass: null,
+      note:
+        "User + system CPU from /proc of the workerd process that runs the Worker and the ExpertSession (wrangler dev starts it with the " +
+        "inspector; both share its isolate on the main thread), over the loop, divided by the calls; 10 ms ticks, so about 0.1 ms resolution at " +
+        "100 calls. An upper bound on what Workers bills: it adds workerd's HTTP, RPC and socket work and V8's helper threads. CPU time, so a " +
+        "loaded machine slows the calls without inflating it much. A V8 sampling profile over the inspector was tried and rejected: on this " +
+        "loaded 2-core machine its sampler thread is starved, so its sample count came out several times below the kernel's figure and its time deltas (which count waits) several times above.",
+      details: { ...row, calls },
+    }));
+  } finally {
+    await worker.close();
+  }
+}

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
+import { taggedBase } from "../fixtures/fixture-stats-client";
+import { loadCatalog } from "./harness/catalog-admin";
+import { offeredToolNames, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
+import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
+import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+
+/**
+ * Ask-back with real parts only: a real MCP client → `wrangler dev` → the fake OpenAI-compatible
+ * model, which echoes through the fixture server and asks the orchestrator in the same step →
+ * the paused run comes back as a question → the client replies with the thread and `answer` →
+ * the model's next request holds the earlier echo result and the answer, and it finishes.
+ */
+describe("ask-back end to end", () => {
+  let dev: WranglerDev;
+  let fake: FakeOpenAIServer;
+  let fixtures: RunningFixtureServers;
+
+  beforeAll(async () => {
+    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
+    const fxBase = taggedBase(fixtures.urls.echo, "ask-back");
+    dev = await startWranglerDev();
+    await loadCatalog(dev.baseUrl, {
+      skills: {
+        default: {
+          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
+          experts: [
+            {
+              name: "asking_expert",
+              description: "Looks something up, and asks when it needs to.",
+              internal_tools: { fx: ["echo"] },
+              provider: "openai-compatible",
+              base_url: fake.baseURL,
+              model: "fake-cheap",
+              ask_back: true,
+              budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
+            },
+          ],
+        },
+      },
+    });
+    // First request: echo and ask at once. Once the answer is among the tool results: answer
+    // with every tool result the request carried, so the test sees what the model was given.
+    fake.reset((request) => {
+      const results = toolResultMessages(request);
+      if (results.length === 0) {
+        const user = request.messages.filter((m) => m.role === "user").at(-1);
+        return toolCallsReply(
+          { name: "fx__echo", arguments: { text: `lookup:${String(user?.content).slice(-12)}` } },
+          { name: "ask_orchestrator", arguments: { question: "Which region do you deploy to?" } },
+        );
+      }
+      return textReply(`final with ${results.map((r) => r.content).join(" | ")}`);
+    });
+  });
+
+  afterAll(async () => {
+    await dev?.stop();
+    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
+  });
+
+  const kinds: McpClientKind[] = ["v2-2025", "v2-2026", "v1-http"];
+  for (const kind of kinds) {
+    it(`asks, then resumes with the earlier tool result and the answer (${kind})`, async () => {
+      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+      try {
+        const [tool] = await client.listTools();
+        expect(Object.keys((tool?.inputSchema as { properties: object }).properties).sort()).toEqual(["answer", "query", "thread"]);
+
+        const asked = await client.callTool("asking_expert", { query: `deploy plan ${kind}` });
+        expect(asked.isError ?? false).toBe(false);
+        const question = asked._meta?.["slipsnisse.dev/question"] as { question: string; thread: string; expiresAt: string };
+        expect(question.question).toBe("Which region do you deploy to?");
+        expect(question.thread).toMatch(/^th_/);
+        expect(Date.parse(question.expiresAt)).toBeGreaterThan(Date.now());
+        expect(resultText(asked)).toContain("The expert asks: Which region do you deploy to?");
+        const requestsBefore = fake.requests.length;
+
+        const answered = await client.callTool("asking_expert", { thread: question.thread, answer: `region-eu-${kind}` });
+        expect(answered.isError ?? false).toBe(false);
+        expect(answered._meta?.["slipsnisse.dev/question"]).toBeUndefined();
+        // The echo result from before the pause and the answer both reached the model.
+        expect(resultText(answered)).toContain(`lookup:${`deploy plan ${kind}`.slice(-12)}`);
+        expect(resultText(answered)).toContain(`region-eu-${kind}`);
+        const resumedRequest = fake.requests[requestsBefore];
+        expect(resumedRequest && offeredToolNames(resumedRequest).sort()).toEqual(["ask_orchestrator", "fx__echo"]);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});

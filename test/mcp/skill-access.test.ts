@@ -1,0 +1,77 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import type { UserProps } from "../../src/auth/user-props";
+import { contextWithProps } from "../../src/execution-context";
+import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { callOf, expertOf, sessionOf } from "../resilience/session-helpers";
+
+const carl: UserProps = { userId: "dev-carl", login: "carl", role: "member" };
+const bea: UserProps = { userId: "dev-bea", login: "bea", email: "Bea@example.com", role: "member" };
+const sre: UserProps = { userId: "oidc-7", login: "sam", role: "member", groups: ["SRE"] };
+const root: UserProps = { userId: "dev-root", login: "root", role: "admin" };
+
+/** The app as the auth layer hands it a request: the signed-in user in ctx.props. */
+async function appFetch(user: UserProps, input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const request = new Request(input, init);
+  const headers = new Headers(request.headers);
+  headers.set("host", new URL(request.url).host);
+  const ctx = createExecutionContext();
+  const response = await createApp().fetch(new Request(request, { headers }), env, contextWithProps(ctx, user));
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+async function toolNames(user: UserProps, skill: string): Promise<string[]> {
+  const client = new Client({ name: "access-test", version: "0.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`https://team.example.com/s/${skill}/mcp`), { fetch: (input, init) => appFetch(user, input, init) }));
+  try {
+    return (await client.listTools()).tools.map((tool) => tool.name);
+  } finally {
+    await client.close();
+  }
+}
+
+describe("skill access", () => {
+  useCatalogWithScriptedModels({
+    skills: {
+      "open-skill": { experts: [expertOf("ask_open", {})] },
+      "closed-skill": { access: { users: ["bea@example.com"], groups: ["sre"] }, experts: [expertOf("ask_closed", {})] },
+    },
+  });
+
+  it("lists the skill's tools for the users and groups it names, and for admins", async () => {
+    expect(await toolNames(bea, "closed-skill")).toEqual(["ask_closed"]);
+    expect(await toolNames(sre, "closed-skill")).toEqual(["ask_closed"]);
+    expect(await toolNames(root, "closed-skill")).toEqual(["ask_closed"]);
+    expect(await toolNames(carl, "open-skill")).toEqual(["ask_open"]);
+  });
+
+  it("gives anyone else a plain 403 on the skill's endpoint, and a real client cannot connect", async () => {
+    const response = await appFetch(carl, "https://team.example.com/s/closed-skill/mcp", {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(response.status).toBe(403);
+    const body = (await response.json()) as { error: string; fix: string };
+    expect(body.error).toBe('You do not have access to skill "closed-skill".');
+    expect(body.fix).toContain("access");
+    await expect(toolNames(carl, "closed-skill")).rejects.toThrow(/You do not have access to skill \\"closed-skill\\"/);
+    expect((await appFetch(carl, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
+  });
+
+  it("the session refuses a run of a user the skill does not list (a stream opened before the change)", async () => {
+    const result = await sessionOf("closed-skill", carl).callExpert(callOf("closed-skill", "ask_closed", "hi", {}, carl));
+    expect(result).toMatchObject({ outcome: "error" });
+    expect(result.text).toContain('You no longer have access to skill "closed-skill"');
+  });
+
+  it("a member's own skill list leaves out skills they may not use", async () => {
+    const listed = async (user: UserProps) =>
+      ((await (await appFetch(user, "https://team.example.com/me/api/skills")).json()) as { skills: Array<{ name: string }> }).skills.map((skill) => skill.name);
+    expect(await listed(carl)).toEqual(["open-skill"]);
+    expect(await listed(bea)).toEqual(["closed-skill", "open-skill"]);
+  });
+});
