@@ -190,11 +190,42 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     expect(((await live.json()) as { version: number; config: { experts: { name: string }[] } }).config.experts.map((e) => e.name)).toEqual(["ask_notes"]);
   });
 
+  it("revokes a member's grants from the members page: their token stops working at once", async () => {
+    const bobSession = await signInAs(team.dev.baseUrl, "bob");
+    const client = await connectMcpClient("v2-2025", `${team.dev.baseUrl}/mcp`, { headers: bearer(bobSession) });
+    // The catalog was restored to the team's first version above: its expert is listed.
+    expect((await client.listTools()).map((tool) => tool.name)).toEqual(["ask_notes"]);
+    await client.close();
+
+    const page = await alice.newPage();
+    await page.goto(`${team.dev.baseUrl}/admin/members`);
+    await expect(page.getByRole("cell", { name: /^bob/ }).isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "dashboard-members");
+    await page.getByRole("button", { name: "Revoke every grant of bob" }).click();
+    await page.waitForURL((url) => url.searchParams.has("revoked"));
+    await expect(page.getByRole("status").textContent()).resolves.toContain("bob");
+    const after = await fetch(`${team.dev.baseUrl}/mcp`, {
+      method: "POST",
+      headers: { ...bearer(bobSession), "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(after.status).toBe(401);
+  });
+
   it("refuses a member who is not an admin on every page, and a signed-out browser", async () => {
     const bob = await loopbackOnlyContext(browser);
     try {
       const page = await signInBrowser(bob, "bob");
-      for (const path of ["/admin", "/admin/runs", "/admin/live", "/admin/skills", "/admin/servers", "/admin/catalog", "/admin/catalog/default"]) {
+      for (const path of [
+        "/admin",
+        "/admin/runs",
+        "/admin/live",
+        "/admin/members",
+        "/admin/skills",
+        "/admin/servers",
+        "/admin/catalog",
+        "/admin/catalog/default",
+      ]) {
         const response = await page.goto(`${team.dev.baseUrl}${path}`);
         expect(response?.status(), path).toBe(403);
         await expect(page.getByRole("heading", { name: "Admins only" }).isVisible(), path).resolves.toBe(true);
