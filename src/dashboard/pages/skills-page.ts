@@ -3,6 +3,7 @@ import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { aggregateUsage } from "../../admin/usage/run-usage";
 import { formatMs, renderDashboardPage } from "../dashboard-layout";
 import { recentRuns } from "../run-stats";
+import { limitsSection } from "./limits-section";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 
 /** Each skill's experts: description, model, budget and the tools each may call. */
@@ -11,6 +12,7 @@ export async function skillsPage(c: DashboardContext): Promise<Response> {
   const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
   const usage = aggregateUsage((await recentRuns(c.env.DB, 7)).runs, ["skill", "expert"]);
   const usageOf = (skill: string, expert: string) => usage.find((group) => group.skill === skill && group.expert === expert);
+  const limits = await Promise.all(skills.map((skill) => limitsSection(c.env.DB, skill.name, skill.config)));
   const body = html`<h1>Skills and experts</h1>
 ${skills.length === 0 ? html`<p class="muted">No skills yet.</p>` : ""}
 ${skills.map(
@@ -31,7 +33,7 @@ ${skill.config.experts.map(
       : html`<ul>${Object.entries(expert.internal_tools).map(([server, tools]) => html`<li><code>${server}</code>: ${tools.join(", ")}</li>`)}</ul>`
   }</td><td><a href="/admin/runs?skill=${skill.name}&amp;expert=${expert.name}">${usageOf(skill.name, expert.name)?.runs ?? 0}</a></td><td>${formatMs(usageOf(skill.name, expert.name)?.latencyMs.p50)}</td></tr>`,
 )}
-</tbody></table></div></section>`,
+</tbody></table></div>${limits[skills.indexOf(skill)] ?? ""}</section>`,
 )}`;
   return renderDashboardPage({ title: "Skills and experts", current: "skills", ...frameOf(c) }, body);
 }
