@@ -6,6 +6,8 @@
 export interface KnownSecrets {
   GOOGLE_GENERATIVE_AI_API_KEY?: string;
   ADMIN_TOKEN?: string;
+  /** Signs the admin dashboard's session cookies (src/dashboard/dashboard-session.ts). */
+  DASHBOARD_SESSION_KEY?: string;
 }
 
 export type AppEnv = Env & KnownSecrets;

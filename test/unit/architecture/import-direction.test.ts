@@ -14,6 +14,7 @@ const src = join(repo, "src");
 const LAYERS: readonly (readonly string[])[] = [
   ["index.ts", "cli"],
   ["app.ts"],
+  ["dashboard"],
   ["admin", "mcp"],
   ["experts"],
   ["downstream"],

@@ -1,0 +1,129 @@
+import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { readAuthConfig } from "../auth/auth-config";
+import { loopbackDevUser } from "../auth/loopback-dev-user";
+import { isMemberRemoved } from "../auth/member-removals";
+import type { UserProps } from "../auth/user-props";
+import { SlipsnisseError } from "../errors";
+import { log } from "../observability/logger";
+import { isDashboardMisconfiguration } from "./dashboard-errors";
+import { dashboardMessage } from "./dashboard-layout";
+import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
+import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession, SESSION_COOKIE } from "./dashboard-session";
+import { catalogPages } from "./pages/catalog-pages";
+import { overviewPage } from "./pages/overview-page";
+import { livePages } from "./pages/live-pages";
+import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
+import { runPages } from "./pages/run-pages";
+import { serverPages } from "./pages/server-pages";
+import { skillsPage } from "./pages/skills-page";
+
+export type DashboardEnv = { Bindings: Env; Variables: { session: DashboardSession; csrf: string } };
+export type DashboardContext = Context<DashboardEnv>;
+
+/**
+ * The admin dashboard at /admin (the admin API stays at /admin/api). Pages need a session
+ * cookie of an admin (dashboard-login.ts); under `npm start -- --no-auth` the loopback admin
+ * gets one without signing in, as the admin API lets it in. Every POST carries the session's
+ * CSRF token; every value is escaped by `hono/html`.
+ */
+export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<DashboardEnv> {
+  const app = new Hono<DashboardEnv>();
+  app.route("/", dashboardLoginRoutes());
+  app.use("*", requireDashboardAdmin());
+  app.post("/logout", () => new Response(null, { status: 303, headers: { Location: LOGIN_PATH, "Set-Cookie": clearCookie(SESSION_COOKIE) } }));
+  app.get("/", overviewPage);
+  app.get("/skills", skillsPage);
+  app.route("/", serverPages());
+  app.route("/", catalogPages());
+  app.route("/", runPages());
+  app.route("/", livePages());
+  app.route("/", memberPages(oauthHelpers));
+  app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
+  app.onError((error, c) => {
+    if (error instanceof SlipsnisseError)
+      return dashboardMessage(
+        isDashboardMisconfiguration(error) ? 500 : 400,
+        isDashboardMisconfiguration(error) ? "Slipsnisse is misconfigured" : "Not possible",
+        error.toolMessage,
+        frameOf(c),
+      );
+    log("error", "dashboard page failed", { path: new URL(c.req.url).pathname, error: String(error) });
+    return dashboardMessage(
+      500,
+      "This page failed",
+      "Something unexpected went wrong; try again, and look at the Worker's logs (npx wrangler tail) if it persists.",
+    );
+  });
+  return app;
+}
+
+/** Header details every page shows. */
+export function frameOf(c: DashboardContext): { login?: string; csrf?: string } {
+  const session = c.get("session") as DashboardSession | undefined;
+  return session ? { login: session.user.login, csrf: c.get("csrf") } : {};
+}
+
+/**
+ * The role was decided at sign-in; an admin taken off ADMIN_USERS since then loses the dashboard
+ * at the next request rather than when the 8-hour session ends.
+ */
+function stillAdmin(env: Env, user: UserProps, loopback: boolean): boolean {
+  if (user.role !== "admin") return false;
+  if (loopback && user.userId === "local:dev") return true;
+  let admins: readonly string[];
+  try {
+    admins = readAuthConfig(env).ADMIN_USERS;
+  } catch {
+    return false;
+  }
+  return [user.login, user.email].some((name) => name !== undefined && admins.includes(name.toLowerCase()));
+}
+
+function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    let session = await readSession(c.req.raw, c.env);
+    if (session && (await isMemberRemoved(c.env, session.user.userId))) session = undefined;
+    let setCookie: string | undefined;
+    const loopback = loopbackDevUser(c.req.raw, c.env);
+    if (!session && loopback) ({ session, setCookie } = await newSession(c.env, loopback));
+    if (!session) {
+      if (c.req.method === "GET" || c.req.method === "HEAD")
+        return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
+      return dashboardMessage(
+        401,
+        "Sign in first",
+        "This action needs a signed-in admin. Sign in and try again.",
+        {},
+        { "Set-Cookie": clearCookie(SESSION_COOKIE) },
+      );
+    }
+    const csrf = await csrfToken(c.env, session);
+    const role = stillAdmin(c.env, session.user, loopback !== null) ? "admin" : "member";
+    // Sign-out stays open to a member, so a shared browser can switch to an admin's sign-in.
+    const signOut = new URL(c.req.url).pathname === "/admin/logout";
+    if (role !== "admin" && !signOut) {
+      return dashboardMessage(
+        403,
+        "Admins only",
+        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; ask one to add you to ADMIN_USERS if you need it.`,
+        { login: session.user.login, csrf, nav: false },
+      );
+    }
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+      const presented = form.csrf;
+      if (!(await csrfTokenMatches(c.env, session, typeof presented === "string" ? presented : undefined))) {
+        return dashboardMessage(
+          403,
+          "Form expired",
+          "This form did not carry this session's security token (it may come from another tab or an old session). Reload the page and try again.",
+          { login: session.user.login, csrf },
+        );
+      }
+    }
+    c.set("session", session);
+    c.set("csrf", csrf);
+    await next();
+    if (setCookie) c.res.headers.append("Set-Cookie", setCookie);
+  };
+}

@@ -1,0 +1,64 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import { Hono } from "hono";
+import { html } from "hono/html";
+import { aggregateUsage } from "../../admin/usage/run-usage";
+import { findMember, listMembers } from "../../auth/member-directory";
+import { revokeGrantsOf } from "../../auth/member-removals";
+import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { frameOf, type DashboardEnv } from "../dashboard-routes";
+import { recentRuns } from "../run-stats";
+import { formatCost } from "./run-pages";
+
+/** The OAuth provider's helpers for this request's origin (src/index.ts hands them to the app). */
+export type OAuthHelpersSource = (env: Env, origin: string) => OAuthHelpers;
+
+/** Members as sign-in saw them, their active grants and 7-day usage, and Revoke (every grant at once). */
+export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<DashboardEnv> {
+  const routes = new Hono<DashboardEnv>();
+
+  routes.get("/members", async (c) => {
+    const [members, week] = await Promise.all([listMembers(c.env.DB, 200), recentRuns(c.env.DB, 7)]);
+    const usage = aggregateUsage(week.runs, ["user"]);
+    const oauth = helpersOrUndefined(c.env, c.req.url, oauthHelpers);
+    const grants = await Promise.all(members.map(async (member) => (oauth ? (await oauth.listUserGrants(member.user_id)).items.length : null)));
+    const revoked = c.req.query("revoked");
+    const body = html`<h1>Members</h1>
+${revoked ? html`<p class="notice" role="status">Revoked every grant of ${revoked}: their tokens stop working now.</p>` : ""}
+${oauth ? "" : html`<p class="muted">Sign-in is off here (no OAuth grants to list or revoke).</p>`}
+<div class="table-wrap"><table><thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Last seen</th><th scope="col">Runs (7 days)</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Active grants</th><th scope="col">Action</th></tr></thead><tbody>
+${members.map((member, index) => {
+  const used = usage.find((group) => group.user?.id === member.user_id);
+  const count = grants[index];
+  return html`<tr><td>${member.login}${member.email ? html`<br><span class="muted">${member.email}</span>` : ""}<br><code>${member.user_id}</code></td><td>${member.role}</td><td>${formatTime(member.last_seen_at)}</td>
+<td><a href="/admin/runs?user=${encodeURIComponent(member.user_id)}">${used?.runs ?? 0}</a></td><td>${(used?.inputTokens ?? 0) + (used?.outputTokens ?? 0)}</td><td>${formatCost(used?.cost ?? null)}</td><td>${count ?? "—"}</td>
+<td>${
+    oauth && count
+      ? html`<form class="inline" method="post" action="/admin/members/${encodeURIComponent(member.user_id)}/revoke"><input type="hidden" name="csrf" value="${c.get("csrf")}"><button type="submit" aria-label="Revoke every grant of ${member.login}">Revoke</button></form>`
+      : ""
+  }</td></tr>`;
+})}
+</tbody></table></div>`;
+    return renderDashboardPage({ title: "Members", current: "members", ...frameOf(c) }, body);
+  });
+
+  routes.post("/members/:user/revoke", async (c) => {
+    const name = c.req.param("user");
+    const oauth = helpersOrUndefined(c.env, c.req.url, oauthHelpers);
+    if (!oauth) return dashboardMessage(409, "Nothing to revoke", "Sign-in is off here, so there are no grants.", frameOf(c));
+    const member = await findMember(c.env.DB, name);
+    const userId = member?.user_id ?? name;
+    await revokeGrantsOf(oauth, userId);
+    return new Response(null, { status: 303, headers: { Location: `/admin/members?revoked=${encodeURIComponent(member?.login ?? userId)}` } });
+  });
+
+  return routes;
+}
+
+function helpersOrUndefined(env: Env, url: string, source: OAuthHelpersSource | undefined): OAuthHelpers | undefined {
+  if (!source) return undefined;
+  try {
+    return source(env, new URL(url).origin);
+  } catch {
+    return undefined;
+  }
+}

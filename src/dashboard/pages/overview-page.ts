@@ -1,0 +1,80 @@
+import { html } from "hono/html";
+import { getSkill, listSkills } from "../../catalog/catalog-store";
+import { listPendingToolChanges } from "../../downstream/tool-change-review";
+import { formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { frameOf, type DashboardContext } from "../dashboard-routes";
+import { perDay, recentRuns, serverUsage, today, totals } from "../run-stats";
+import { barChart } from "../svg-chart";
+import { formatCost } from "./run-pages";
+import { aggregateUsage, type UsageGroup } from "../../admin/usage/run-usage";
+
+/** The first page: runs, errors, tokens and cost today and this week, busiest experts, failing servers, and what waits for an admin. */
+export async function overviewPage(c: DashboardContext): Promise<Response> {
+  const [summaries, week, servers] = await Promise.all([listSkills(c.env.DB), recentRuns(c.env.DB, 7), serverUsage(c.env.DB)]);
+  const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
+  const pending = (await Promise.all(summaries.map((summary) => listPendingToolChanges(c.env.DB, summary.name)))).flat();
+  const experts = skills.reduce((sum, skill) => sum + skill.config.experts.length, 0);
+  const weekTotals = totals(week.runs);
+  const todayTotals = totals(today(week));
+  const busiest = aggregateUsage(week.runs, ["skill", "expert"])
+    .sort((a, b) => b.runs - a.runs)
+    .slice(0, 5);
+  const failing = servers.servers
+    .filter((server) => server.lastDay.errors > 0)
+    .sort((a, b) => b.lastHour.errors - a.lastHour.errors || b.lastDay.errors - a.lastDay.errors);
+  const days = perDay(week);
+  const lastChange = summaries.reduce((latest, summary) => Math.max(latest, summary.updatedAt), 0);
+  const body = html`<h1>Overview</h1>
+<h2>Today <span class="muted">(UTC)</span></h2>${usageCards(todayTotals)}
+<h2>Last 7 days</h2>${usageCards(weekTotals)}
+${week.truncated ? html`<p class="warn">Only the first 50,000 runs of the week are counted.</p>` : ""}
+<div class="side">
+${barChart(
+  "Runs per day",
+  days.map(({ day, group }) => ({ label: day.slice(5), value: group?.runs ?? 0 })),
+  " runs",
+)}
+${barChart(
+  "p50 latency per day (ms)",
+  days.map(({ day, group }) => ({ label: day.slice(5), value: group?.latencyMs.p50 ?? 0 })),
+  " ms",
+)}
+</div>
+<div class="side"><section aria-labelledby="busiest"><h2 id="busiest">Busiest experts (7 days)</h2>
+${
+  busiest.length === 0
+    ? html`<p class="muted">No runs yet.</p>`
+    : html`<table><thead><tr><th scope="col">Expert</th><th scope="col">Runs</th><th scope="col">Errors</th><th scope="col">p50</th></tr></thead><tbody>
+${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code>${group.expert}</code></a></td><td>${group.runs}</td><td>${errorsOf(group)}</td><td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
+</tbody></table>`
+}</section>
+<section aria-labelledby="failing"><h2 id="failing">Failing servers (24 h)</h2>
+${
+  failing.length === 0
+    ? html`<p class="ok">No downstream errors in the last 24 hours.</p>`
+    : html`<table><thead><tr><th scope="col">Server</th><th scope="col">Errors 1 h / 24 h</th><th scope="col">Last error</th></tr></thead><tbody>
+${failing.map((server) => html`<tr><td>${server.skill} / <code>${server.server}</code></td><td class="bad">${server.lastHour.errors} / ${server.lastDay.errors}</td><td>${server.lastDay.lastError?.message ?? ""}</td></tr>`)}
+</tbody></table>`
+}</section></div>
+<h2>Catalog</h2>
+<div class="cards">
+<div class="card"><div class="n">${skills.length}</div><div class="l"><a href="/admin/skills">skills</a>, ${experts} experts</div></div>
+<div class="card"><div class="n${pending.length > 0 ? " warn" : ""}">${pending.length}</div><div class="l"><a href="/admin/servers">tool changes to review</a></div></div>
+</div>
+${lastChange > 0 ? html`<p class="muted">Catalog last changed ${formatTime(lastChange)}. <a href="/admin/catalog">History</a></p>` : html`<p class="muted">No catalog loaded yet.</p>`}`;
+  return renderDashboardPage({ title: "Overview", current: "overview", ...frameOf(c) }, body);
+}
+
+function errorsOf(group: UsageGroup | undefined): number {
+  return group ? group.runs - (group.outcomes.ok ?? 0) : 0;
+}
+
+function usageCards(group: UsageGroup | undefined) {
+  return html`<div class="cards">
+<div class="card"><div class="n">${group?.runs ?? 0}</div><div class="l"><a href="/admin/runs">runs</a></div></div>
+<div class="card"><div class="n${errorsOf(group) > 0 ? " bad" : ""}">${errorsOf(group)}</div><div class="l"><a href="/admin/runs?outcome=error">not ok</a></div></div>
+<div class="card"><div class="n">${(group?.inputTokens ?? 0) + (group?.outputTokens ?? 0)}</div><div class="l">tokens (${group?.inputTokens ?? 0} in, ${group?.outputTokens ?? 0} out)</div></div>
+<div class="card"><div class="n">${formatCost(group?.cost ?? null)}</div><div class="l">cost${group && group.unpricedRuns > 0 ? ` (${group.unpricedRuns} runs unpriced)` : ""}</div></div>
+<div class="card"><div class="n">${formatMs(group?.latencyMs.p50)}</div><div class="l">p50 latency (p95 ${formatMs(group?.latencyMs.p95)})</div></div>
+</div>`;
+}

@@ -1,0 +1,39 @@
+import { html } from "hono/html";
+import { getSkill, listSkills } from "../../catalog/catalog-store";
+import { aggregateUsage } from "../../admin/usage/run-usage";
+import { formatMs, renderDashboardPage } from "../dashboard-layout";
+import { recentRuns } from "../run-stats";
+import { limitsSection } from "./limits-section";
+import { frameOf, type DashboardContext } from "../dashboard-routes";
+
+/** Each skill's experts: description, model, budget and the tools each may call. */
+export async function skillsPage(c: DashboardContext): Promise<Response> {
+  const summaries = await listSkills(c.env.DB);
+  const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
+  const usage = aggregateUsage((await recentRuns(c.env.DB, 7)).runs, ["skill", "expert"]);
+  const usageOf = (skill: string, expert: string) => usage.find((group) => group.skill === skill && group.expert === expert);
+  const limits = await Promise.all(skills.map((skill) => limitsSection(c.env.DB, skill.name, skill.config)));
+  const body = html`<h1>Skills and experts</h1>
+${skills.length === 0 ? html`<p class="muted">No skills yet.</p>` : ""}
+${skills.map(
+  (skill) => html`<section aria-labelledby="skill-${skill.name}"><h2 id="skill-${skill.name}">${skill.name} <span class="muted">v${skill.version}</span></h2>
+${skill.config.description ? html`<p>${skill.config.description}</p>` : ""}
+<p class="muted">Endpoint <code>/s/${skill.name}/mcp</code> · tool policy: allowed <code>${skill.config.tool_policy.allowed.join(", ")}</code>${
+    skill.config.tool_policy.blocked.length > 0 ? html`, blocked <code>${skill.config.tool_policy.blocked.join(", ")}</code>` : ""
+  }</p>
+<div class="table-wrap"><table><thead><tr><th scope="col">Expert</th><th scope="col">Description</th><th scope="col">Model</th><th scope="col">Budget</th><th scope="col">Tools (whitelist)</th><th scope="col">Runs (7 days)</th><th scope="col">p50</th></tr></thead><tbody>
+${skill.config.experts.map(
+  (
+    expert,
+  ) => html`<tr><td><code>${expert.name}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
+<td>${expert.budget.max_steps} steps · ${expert.budget.max_tool_calls} tool calls · ${expert.budget.timeout_ms / 1000} s · ${expert.budget.max_output_tokens} output tokens</td>
+<td>${
+    Object.keys(expert.internal_tools).length === 0
+      ? html`<span class="muted">none</span>`
+      : html`<ul>${Object.entries(expert.internal_tools).map(([server, tools]) => html`<li><code>${server}</code>: ${tools.join(", ")}</li>`)}</ul>`
+  }</td><td><a href="/admin/runs?skill=${skill.name}&amp;expert=${expert.name}">${usageOf(skill.name, expert.name)?.runs ?? 0}</a></td><td>${formatMs(usageOf(skill.name, expert.name)?.latencyMs.p50)}</td></tr>`,
+)}
+</tbody></table></div>${limits[skills.indexOf(skill)] ?? ""}</section>`,
+)}`;
+  return renderDashboardPage({ title: "Skills and experts", current: "skills", ...frameOf(c) }, body);
+}

@@ -1,0 +1,20 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { saveSkill } from "../../src/catalog/catalog-store";
+import { skillSchema } from "../../src/catalog/catalog-schema";
+import { reserveRun } from "../../src/experts/limits/usage-counters";
+import { uniqueSkill } from "../catalog/catalog-test-data";
+import { dashboardFetch } from "./dashboard-test-client";
+
+describe("skills page", () => {
+  it("shows today's usage against a skill's limits, per skill and per user", async () => {
+    const skill = uniqueSkill("limited");
+    const config = skillSchema.parse({ limits: { per_user: { runs_per_day: 5 }, per_skill: { runs_in_flight: 1 } } });
+    await saveSkill(env.DB, skill, config, { author: "seed" });
+    expect(await reserveRun(env.DB, skill, "dev-bob", config.limits, Date.now())).not.toBeNull();
+    const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    const section = page.slice(page.indexOf(`id="skill-${skill}"`));
+    expect(section).toMatch(/<td>whole skill<\/td><td>1 <span class="muted">\(no limit\)<\/span><\/td>.*<span class="bad">1 of 1<\/span>/s);
+    expect(section).toMatch(/<td>dev-bob<\/td><td><span>1 of 5<\/span><\/td>/);
+  });
+});
