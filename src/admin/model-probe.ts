@@ -6,9 +6,7 @@ import { resolveModel } from "../experts/model-registry";
 import { ModelProbeTimedOutError } from "./model-probe-errors";
 
 /** One real, minimal call's outcome: never the key, only the error as the runner would word it. */
-export type ModelProbeResult =
-  | { ok: true; latencyMs: number }
-  | { ok: false; latencyMs: number; error: { kind: string; message: string } };
+export type ModelProbeResult = { ok: true; latencyMs: number } | { ok: false; latencyMs: number; error: { kind: string; message: string } };
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 

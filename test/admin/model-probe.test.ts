@@ -24,7 +24,12 @@ function modelFor(modelId: string): MockLanguageModelV4 {
     modelId,
     doGenerate: async (options) => {
       if (modelId === "refuses") {
-        throw new APICallError({ message: `Incorrect API key provided: ${KEY}`, url: "https://api.example.com/v1/chat/completions", requestBodyValues: {}, statusCode: 401 });
+        throw new APICallError({
+          message: `Incorrect API key provided: ${KEY}`,
+          url: "https://api.example.com/v1/chat/completions",
+          requestBodyValues: {},
+          statusCode: 401,
+        });
       }
       // Never answers: only the probe's own abort signal ends it.
       return new Promise((_, reject) => options.abortSignal?.addEventListener("abort", () => reject(options.abortSignal?.reason), { once: true }));
@@ -37,7 +42,9 @@ describe("GET /models?probe=1", () => {
   beforeAll(async () => {
     setModelResolverForTests((expert) => modelFor(expert.model ?? "default"));
     const expert = (name: string, model: string) => ({ name, description: "d", provider: "openai-compatible", base_url: `${fixtures.echo}/v1`, model });
-    const put = await admin("PUT", `/skills/${skill}`, { experts: [expert("a", "answers"), expert("a2", "answers"), expert("r", "refuses"), expert("s", "stalls")] });
+    const put = await admin("PUT", `/skills/${skill}`, {
+      experts: [expert("a", "answers"), expert("a2", "answers"), expert("r", "refuses"), expert("s", "stalls")],
+    });
     expect(put.status).toBeLessThan(300);
   });
   afterAll(() => setModelResolverForTests(undefined));
@@ -50,7 +57,11 @@ describe("GET /models?probe=1", () => {
     const of = (model: string) => models.find((entry) => entry.model === model);
     expect(of("answers")).toMatchObject({ experts: [`${skill}/a`, `${skill}/a2`], probe: { ok: true, latencyMs: expect.any(Number) } });
     expect(of("refuses")?.probe).toMatchObject({ ok: false, error: { kind: "model-auth-rejected", message: expect.stringContaining("HTTP 401") } });
-    expect(of("stalls")?.probe).toMatchObject({ ok: false, latencyMs: expect.any(Number), error: { kind: "model-probe-timed-out", message: expect.stringContaining("300 ms") } });
+    expect(of("stalls")?.probe).toMatchObject({
+      ok: false,
+      latencyMs: expect.any(Number),
+      error: { kind: "model-probe-timed-out", message: expect.stringContaining("300 ms") },
+    });
     expect(of("stalls")?.probe?.latencyMs).toBeGreaterThanOrEqual(250);
     expect(calls).toEqual({ answers: 1, refuses: 1, stalls: 1 });
     expect(JSON.stringify(answer.body)).not.toContain(KEY);
