@@ -19,6 +19,7 @@ import { measureFanOut } from "./figures/m4-fan-out";
 import { measureReinitialisation } from "./figures/m5-reinit";
 import { measureContext } from "./figures/m6-context";
 import { measurePrefixShare } from "./figures/prefix-share";
+import { measureRunIndexList } from "./figures/run-index-list";
 import { measureSizeAndStart } from "./figures/m7-size-start";
 import { measureThroughput } from "./figures/throughput";
 import { startManyToolsServers } from "./many-tools-server";
@@ -52,7 +53,15 @@ export async function runBenchmark(args: string[]): Promise<void> {
     const echoMcpUrl = `${echoBase}/mcp`;
     const catalog = benchCatalog(echoMcpUrl, wide, fake.baseURL);
     const ctx: BenchContext = {
-      dev, projectDir: project.dir, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes, catalog,
+      dev,
+      projectDir: project.dir,
+      fake,
+      echoBase,
+      echoMcpUrl,
+      wide,
+      kind: "v2-2025",
+      sizes,
+      catalog,
       connect: createConnector(dev.baseUrl, "v2-2025"),
       reloadCatalog: async (generation) => {
         const wideSkill = catalog.skills.wide;
@@ -60,7 +69,10 @@ export async function runBenchmark(args: string[]): Promise<void> {
       },
     };
     await loadCatalog(dev.baseUrl, catalog);
-    const only = args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",");
+    const only = args
+      .find((arg) => arg.startsWith("--only="))
+      ?.slice("--only=".length)
+      .split(",");
     const step = async (name: string, run: () => Promise<Figure[]>) => {
       if (only && !only.includes(name)) return;
       const t = performance.now();
@@ -88,12 +100,16 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("Throughput", () => measureThroughput(ctx));
     await step("M7", () => measureSizeAndStart(ctx));
     await step("CPU", () => measureCpuPerCall(ctx));
+    await step("Runs", () => measureRunIndexList(ctx));
     // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
     // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
-    const abRevs = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length).split(",") ?? ["HEAD"];
+    const abRevs = args
+      .find((arg) => arg.startsWith("--ab="))
+      ?.slice("--ab=".length)
+      .split(",") ?? ["HEAD"];
     if (only?.includes("AB")) for (const rev of abRevs) await step("AB", () => measureAgainstRevision(ctx, rev));
   } finally {
     await dev.stop();
