@@ -4,6 +4,7 @@ import { isLocalDevelopment, readSecret } from "../env";
 import { SlipsnisseError } from "../errors";
 import { apiKeySecretOf, modelIdOf, modelRefOf } from "../experts/model-defaults";
 import { UnsafeModelEndpointError } from "../experts/model-errors";
+import { probeModel, type ModelProbeResult } from "./model-probe";
 
 export type ModelStatus = "usable" | "unusable" | "unverified";
 
@@ -19,6 +20,13 @@ export interface ModelReport {
   experts: string[];
   status: ModelStatus;
   detail: string;
+  /** With `?probe=1`: one real one-token call's outcome. */
+  probe?: ModelProbeResult;
+}
+
+export interface ReportOptions {
+  /** Milliseconds for one probe call; without it no model is called. */
+  probeTimeoutMs?: number;
 }
 
 export interface ExpertRef {
@@ -33,7 +41,7 @@ const REACH_TIMEOUT_MS = 3_000;
  * key secret is set, the AI binding exists, an OpenAI-compatible endpoint answers HTTP. A model
  * that passes may still refuse a request (wrong model id, quota); the run then says so.
  */
-export async function reportModels(env: Env, experts: readonly ExpertRef[]): Promise<ModelReport[]> {
+export async function reportModels(env: Env, experts: readonly ExpertRef[], options: ReportOptions = {}): Promise<ModelReport[]> {
   const groups = new Map<string, { expert: ExpertConfig; users: string[] }>();
   for (const { skill, expert } of experts) {
     const key = JSON.stringify([expert.provider, modelIdOf(expert), expert.base_url ?? null, apiKeySecretOf(expert) ?? null]);
@@ -41,7 +49,13 @@ export async function reportModels(env: Env, experts: readonly ExpertRef[]): Pro
     group.users.push(`${skill}/${expert.name}`);
     groups.set(key, group);
   }
-  return Promise.all([...groups.values()].map(({ expert, users }) => reportOne(env, expert, users)));
+  return Promise.all(
+    [...groups.values()].map(async ({ expert, users }) => {
+      const report = await reportOne(env, expert, users);
+      if (options.probeTimeoutMs === undefined) return report;
+      return { ...report, probe: await probeModel(env, expert, options.probeTimeoutMs) };
+    }),
+  );
 }
 
 async function reportOne(env: Env, expert: ExpertConfig, users: string[]): Promise<ModelReport> {

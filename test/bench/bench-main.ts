@@ -19,6 +19,7 @@ import { measureFanOut } from "./figures/m4-fan-out";
 import { measureReinitialisation } from "./figures/m5-reinit";
 import { measureContext } from "./figures/m6-context";
 import { measurePrefixShare } from "./figures/prefix-share";
+import { measureRunIndexList } from "./figures/run-index-list";
 import { measureSizeAndStart } from "./figures/m7-size-start";
 import { measureThroughput } from "./figures/throughput";
 import { startManyToolsServers } from "./many-tools-server";
@@ -88,6 +89,7 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("Throughput", () => measureThroughput(ctx));
     await step("M7", () => measureSizeAndStart(ctx));
     await step("CPU", () => measureCpuPerCall(ctx));
+    await step("Runs", () => measureRunIndexList(ctx));
     // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
