@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { truncateUtf8 } from "../../src/experts/result-truncation";
-import { describeStep } from "../../src/experts/step-progress";
-import { modelSafeToolName } from "../../src/experts/tool-name";
+import { truncateUtf8 } from "../../src/experts/tools/result-truncation";
+import { describeStep } from "../../src/experts/run/step-progress";
+import { modelSafeToolName } from "../../src/experts/tools/tool-names";
 import { isToolAllowed } from "../../src/experts/tool-policy";
-import { buildUserMessage } from "../../src/experts/user-message";
+import { buildUserMessage } from "../../src/experts/run/user-message";
 
 describe("truncateUtf8", () => {
   it("keeps short text as is", () => {

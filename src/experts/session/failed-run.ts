@@ -1,5 +1,5 @@
 import { SlipsnisseError } from "../../errors";
-import type { ExpertRunResult } from "../expert-types";
+import type { ExpertRunResult } from "../run/expert-types";
 
 /** A run that ended before or outside the model loop, shaped like any other run result. */
 export function failedRun(error: unknown, startedAt: number): ExpertRunResult {

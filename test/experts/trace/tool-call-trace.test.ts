@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ToolWithheldError } from "../../../src/downstream/tool-pin-errors";
-import { runExpert } from "../../../src/experts/run-expert";
+import { runExpert } from "../../../src/experts/run/run-expert";
 import { makeExpert, makePolicy } from "../expert-fixture";
 import { FakeToolSource, textResult, wait } from "../fake-tool-source";
 import { scriptedModel } from "../scripted-model";
