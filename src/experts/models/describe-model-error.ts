@@ -11,7 +11,7 @@ import {
   WorkersAiNeedsRemoteError,
 } from "./model-errors";
 import { ModelRetryStoppedError } from "./model-retry";
-import { redactSecrets } from "./redact-credentials";
+import { redactCredentialShapes } from "./redact-credentials";
 
 // `wrangler dev --local` and miniflare without remote bindings answer every AI binding call so.
 const NEEDS_REMOTE = /needs to be run remotely|remote bindings|AI binding.*not supported/i;
@@ -65,6 +65,6 @@ export function describeModelError(err: unknown, expert: ExpertConfig): Slipsnis
   if (status === undefined && (UNREACHABLE.test(innerMessage) || UNREACHABLE.test(outerMessage))) {
     return new ModelEndpointUnreachableError(ref, endpointOf(expert));
   }
-  const detail = redactSecrets(innerMessage).slice(0, 300);
+  const detail = redactCredentialShapes(innerMessage).slice(0, 300);
   return new ModelProviderFailedError(ref, status, detail);
 }

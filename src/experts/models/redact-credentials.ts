@@ -9,6 +9,6 @@ const REPLACEMENTS: Array<[RegExp, string]> = [
   [/([?&](?:key|api_key|apikey|token|access_token)=)[^&\s]+/gi, "$1[redacted]"],
 ];
 
-export function redactSecrets(text: string): string {
+export function redactCredentialShapes(text: string): string {
   return REPLACEMENTS.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), text);
 }

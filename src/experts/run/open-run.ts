@@ -3,14 +3,12 @@ import { log } from "../../observability/logger";
 import { raceWithSignal, runSignals } from "./abort";
 import { buildExpertToolset, type ExpertToolset } from "../tools/expert-toolset";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
-import type { RunEndFields } from "./interrupted-run";
 import { modelRefOf } from "../models/model-defaults";
 import { trackModelFaults } from "../models/model-fault-tracker";
 import { retryModelCalls } from "../models/model-retry";
 import { RunBudget } from "./run-budget";
 import { RunRecorder } from "./run-recorder";
-import { assembleResult } from "./run-end";
-import { buildUserMessage } from "./user-message";
+import { assembleResult, type RunEndFields } from "./run-end";
 
 /**
  * The AI SDK's own retries are off: model-retry.ts retries inside the run's deadline instead,
@@ -60,4 +58,22 @@ export function openRun(input: ExpertRunInput) {
     end: (fields: RunEndFields): ExpertRunResult =>
       assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt),
   };
+}
+
+/**
+ * The sub-agent's user turn from the orchestrator's validated arguments: a `query` string as is,
+ * every other argument as a readable "name: value" line below it.
+ */
+export function buildUserMessage(args: Record<string, unknown>): string {
+  const query = typeof args.query === "string" ? args.query : undefined;
+  const rest = Object.entries(args).filter(([key, value]) => !(key === "query" && query !== undefined) && value !== undefined);
+  const lines = rest.map(([key, value]) => `${key}: ${renderValue(value)}`);
+  if (query === undefined) return lines.join("\n") || "(no arguments)";
+  return lines.length === 0 ? query : `${query}\n\n${lines.join("\n")}`;
+}
+
+function renderValue(value: unknown): string {
+  if (typeof value === "string") return value.includes("\n") ? `\n${value}` : value;
+  if (typeof value === "number" || typeof value === "boolean" || value === null) return String(value);
+  return JSON.stringify(value, null, 2);
 }

@@ -15,7 +15,7 @@ import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } fr
 import { remainingBudget, resumedTurns } from "../run/ask-back";
 import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";
-import { failedRun } from "./failed-run";
+import { failedRun } from "../run/run-end";
 import { PausedRuns } from "./paused-runs";
 import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session-retention";
 import { RunLog, type StoredRun } from "./run-log";

@@ -1,8 +1,7 @@
 import type { DownstreamServerConfig, ExpertConfig, ToolPolicy } from "../../catalog/catalog-schema";
 import type { DownstreamTool } from "../../downstream/downstream-types";
 import { ToolListCache } from "../../downstream/tool-list-cache";
-import { namespacedToolName } from "./tool-names";
-import { globToRegExp, isToolAllowed } from "../tool-policy";
+import { globToRegExp, isToolAllowed, namespacedToolName } from "./tool-names";
 
 /** The MCP ToolAnnotations an expert tool advertises (2025-06-18 and later). */
 export interface ExpertToolAnnotations {

@@ -1,12 +1,11 @@
 import type { ToolSet } from "ai";
 import type { ExpertConfig, ToolPolicy } from "../../catalog/catalog-schema";
 import type { DownstreamTool, WithheldTool } from "../../downstream/downstream-types";
-import { redactSecrets } from "../models/redact-credentials";
+import { redactCredentialShapes } from "../models/redact-credentials";
 import { ExpertToolsUnavailableError } from "../run/runner-errors";
 import { downstreamTool } from "./tool-adapter";
 import type { ToolAdapterContext } from "./tool-adapter";
-import { modelSafeToolName, namespacedToolName } from "./tool-names";
-import { globToRegExp, isToolAllowed } from "../tool-policy";
+import { globToRegExp, isToolAllowed, modelSafeToolName, namespacedToolName } from "./tool-names";
 
 export interface ExpertToolset {
   tools: ToolSet;
@@ -37,7 +36,7 @@ export async function buildExpertToolset(
   servers.forEach(([serverId, whitelist], i) => {
     const listing = listings[i];
     if (!listing || listing.status === "rejected") {
-      const reason = redactSecrets(listing?.reason instanceof Error ? listing.reason.message : String(listing?.reason));
+      const reason = redactCredentialShapes(listing?.reason instanceof Error ? listing.reason.message : String(listing?.reason));
       toolset.failedServers.push({ serverId, reason });
       toolset.notes.push(`server "${serverId}" is unavailable (${reason}); its tools were left out`);
       return;

@@ -1,3 +1,5 @@
+import type { ToolPolicy } from "../../catalog/catalog-schema";
+
 /** Downstream tools reach the model as `server__tool` (server ids may not contain `__`). */
 export const NAMESPACE_SEPARATOR = "__";
 
@@ -20,4 +22,23 @@ export function modelSafeToolName(name: string, taken: Set<string>): string {
   }
   taken.add(candidate);
   return candidate;
+}
+
+/** Glob over `server__tool` names: `*` any run of characters, `?` one character. */
+export function globToRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split("")
+    .map((ch) => (ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${body}$`);
+}
+
+export function matchesAny(name: string, patterns: readonly string[]): boolean {
+  return patterns.some((pattern) => globToRegExp(pattern).test(name));
+}
+
+/** The skill's policy over a namespaced tool name; a blocked pattern wins over any allow. */
+export function isToolAllowed(namespacedName: string, policy: ToolPolicy): boolean {
+  if (matchesAny(namespacedName, policy.blocked)) return false;
+  return matchesAny(namespacedName, policy.allowed);
 }

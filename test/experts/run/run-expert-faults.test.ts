@@ -1,6 +1,7 @@
 import { APICallError } from "ai";
 import { describe, expect, it } from "vitest";
-import { MAX_MALFORMED_TOOL_INPUTS, runExpert } from "../../../src/experts/run/run-expert";
+import { runExpert } from "../../../src/experts/run/run-expert";
+import { MAX_MALFORMED_TOOL_INPUTS } from "../../../src/experts/run/synthesize";
 import { makeExpert, makePolicy } from "../expert-fixture";
 import { FakeToolSource, textResult, wait } from "../fake-tool-source";
 import { scriptedModel } from "../scripted-model";
