@@ -4,7 +4,7 @@ import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotoco
 import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { askDocsCatalog } from "./expert-test-setup";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { selfFetch } from "./mcp-test-client";
 
 /** Every 405 a client got, with its method and Allow header. */

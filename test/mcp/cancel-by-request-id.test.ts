@@ -6,8 +6,8 @@ import type { UserProps } from "../../src/auth/user-props";
 import { serveMcp } from "../../src/mcp/mcp-endpoint";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { type ScriptedTurn, useCatalogWithScriptedModels, usage } from "../experts/scripted-model";
-import { callOf, expertOf } from "../resilience/session-helpers";
+import { type ScriptedTurn, useCatalogWithScriptedModels, usage } from "../support/workers/scripted-model";
+import { callOf, expertOf } from "../support/workers/session-helpers";
 
 const skill = "cancel-tests";
 const fixtures = inject("fixtureServers");

@@ -9,7 +9,7 @@ import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type Fa
 import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
 import { adminRun } from "../load/admin-runs-client";
-import { waitFor } from "./run-records";
+import { waitFor } from "../../support/wait-for";
 
 const SKILL = "default";
 const USER = "local:dev";

@@ -7,7 +7,8 @@ import { connectMcpClient, resultText, type Progress } from "../harness/mcp-clie
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
 import { adminRuns } from "../load/admin-runs-client";
 import { connectAbortable, type AbortableKind, type Era } from "./abortable-client";
-import { runIds, waitFor, waitForNewRun, type StoredRunRow } from "./run-records";
+import { waitFor } from "../../support/wait-for";
+import { runIds, waitForNewRun, type StoredRunRow } from "./run-records";
 
 const MAX_STEPS = 5;
 const SLEEP_MS = 20_000;

@@ -1,7 +1,7 @@
 import { APICallError, RetryError } from "ai";
 import { describe, expect, it } from "vitest";
 import { describeModelError } from "../../../src/experts/models/describe-model-error";
-import { makeExpert } from "../expert-fixture";
+import { makeExpert } from "../../support/expert-fixture";
 
 function apiError(statusCode: number | undefined, message = `HTTP ${statusCode}`): APICallError {
   return new APICallError({ message, url: "https://api.example.test/v1", requestBodyValues: {}, statusCode, isRetryable: false });

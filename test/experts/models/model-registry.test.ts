@@ -5,9 +5,9 @@ import { MissingBaseUrlError, MissingModelApiKeyError } from "../../../src/exper
 import { resolveModel } from "../../../src/experts/models/model-registry";
 import { setModelResolverForTests } from "../../../src/experts/models/model-resolver-override";
 import { runExpert } from "../../../src/experts/run/run-expert";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { FakeToolSource } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { FakeToolSource } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 function modelInfo(model: unknown): { provider: string; modelId: string } {
   if (typeof model !== "object" || model === null || !("provider" in model) || !("modelId" in model)) throw new Error("not a model object");

@@ -6,8 +6,8 @@ import type { ExpertCallRequest } from "../../../src/experts/session/expert-call
 import { pausedRunSchema } from "../../../src/experts/run/paused-run";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
-import { expertOf } from "../../resilience/session-helpers";
-import { useCatalogWithScriptedModels } from "../scripted-model";
+import { expertOf } from "../../support/workers/session-helpers";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 
 const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts
 const fixtures = inject("fixtureServers");

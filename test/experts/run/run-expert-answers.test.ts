@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { runExpert } from "../../../src/experts/run/run-expert";
 import type { StepProgress } from "../../../src/experts/run/expert-types";
-import { makeExpert, makePolicy } from "../expert-fixture";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
 import { Rendezvous } from "../../support/wait-for";
-import { FakeToolSource, textResult } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { FakeToolSource, textResult } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 describe("runExpert answers", () => {
   it("returns the model's final text after executing its whitelisted tool calls", async () => {

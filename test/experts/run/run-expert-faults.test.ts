@@ -2,9 +2,9 @@ import { APICallError } from "ai";
 import { describe, expect, it } from "vitest";
 import { runExpert } from "../../../src/experts/run/run-expert";
 import { MAX_MALFORMED_TOOL_INPUTS } from "../../../src/experts/run/synthesize";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { FakeToolSource, textResult, wait } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { FakeToolSource, textResult, wait } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 function apiError(statusCode: number, headers: Record<string, string> = {}): APICallError {
   return new APICallError({

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { DownstreamTool } from "../../../src/downstream/downstream-types";
 import { runExpert } from "../../../src/experts/run/run-expert";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { FakeToolSource } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { FakeToolSource } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 /** A source whose servers list their tools in reverse order from their second listing on. */
 class ReorderingToolSource extends FakeToolSource {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { StepProgress } from "../../../src/experts/run/expert-types";
 import { runExpert } from "../../../src/experts/run/run-expert";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { FakeToolSource, textResult } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { FakeToolSource, textResult } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 const servers = () =>
   new FakeToolSource({

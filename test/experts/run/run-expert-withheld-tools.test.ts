@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DownstreamPool } from "../../../src/downstream/downstream-pool";
 import { runExpert } from "../../../src/experts/run/run-expert";
 import { echoBase, serverConfig, uniqueSkill } from "../../downstream/downstream-test-helpers";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { scriptedModel } from "../scripted-model";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 describe("runExpert with a tool withheld because its definition changed", () => {
   const pools: DownstreamPool[] = [];

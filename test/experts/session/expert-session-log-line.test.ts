@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { callOf, expertOf, sessionOf } from "../../resilience/session-helpers";
+import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
-import { useCatalogWithScriptedModels } from "../scripted-model";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 
 const skill = "session-log-line";
 

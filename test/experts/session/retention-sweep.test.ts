@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../../src/catalog/catalog-service";
 import { sweepRetention } from "../../../src/experts/session/retention-sweep";
 import worker from "../../../src/index";
-import { expertOf } from "../../resilience/session-helpers";
+import { expertOf } from "../../support/workers/session-helpers";
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 23, 3, 17);

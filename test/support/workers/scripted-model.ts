@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, expect } from "vitest";
-import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { replaceCatalog } from "../../../src/catalog/catalog-service";
+import { setModelResolverForTests } from "../../../src/experts/models/model-resolver-override";
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>;
 type GenerateOptions = Parameters<MockLanguageModelV4["doGenerate"]>[0];

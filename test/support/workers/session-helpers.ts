@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
-import type { UserProps } from "../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../src/experts/session/expert-call";
-import { sessionStub } from "../../src/experts/session/session-name";
+import type { UserProps } from "../../../src/auth/user-props";
+import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import { sessionStub } from "../../../src/experts/session/session-name";
 
 export const carol: UserProps = { userId: "u-carol", login: "carol", role: "member" };
 
