@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_MODEL_RETRIES, MIN_ATTEMPT_MS, backoffCeilingMs, planRetry, retryAfterMs, type RetryContext } from "../../../src/experts/models/retry-delay";
+import { MAX_MODEL_RETRIES, MIN_ATTEMPT_MS, backoffCeilingMs, planRetry, retryAfterMs, type RetryContext } from "../../../../src/experts/models/retry-delay";
 
 const NOW = Date.parse("2026-11-23T12:00:00Z");
 const context = (fields: Partial<RetryContext>): RetryContext => ({ retry: 0, headers: undefined, remainingMs: 60_000, now: NOW, random: 0.5, ...fields });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runCostUsd } from "../../../src/experts/limits/run-cost";
+import { runCostUsd } from "../../../../src/experts/limits/run-cost";
 
 describe("run cost for cost limits", () => {
   const priced = { pricing: { google: { "gemini-2.5-flash": { input_per_million: 0.3, output_per_million: 2.5 } } } };
