@@ -11,7 +11,7 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
 import { resolveModel } from "../models/model-registry";
 import { runExpert } from "../run/run-expert";
-import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "../run/runner-errors";
+import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { remainingBudget, resumedTurns } from "../run/ask-back";
 import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";

@@ -2,7 +2,7 @@ import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { addUsage, NOTHING_USED } from "../run/ask-back";
 import type { ExpertCallResult } from "./expert-call";
 import type { ExpertRunResult } from "../run/expert-types";
-import { NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "../run/ask-back-errors";
+import { NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "./ask-back-errors";
 import { pausedRunSchema, type PausedRun } from "../run/paused-run";
 
 /**

@@ -2,7 +2,7 @@ import type { ToolSet } from "ai";
 import type { ExpertConfig, ToolPolicy } from "../../catalog/catalog-schema";
 import type { DownstreamTool, WithheldTool } from "../../downstream/downstream-types";
 import { redactCredentialShapes } from "../models/redact-credentials";
-import { ExpertToolsUnavailableError } from "../run/runner-errors";
+import { ExpertToolsUnavailableError } from "./tool-errors";
 import { downstreamTool } from "./tool-adapter";
 import type { ToolAdapterContext } from "./tool-adapter";
 import { globToRegExp, isToolAllowed, modelSafeToolName, namespacedToolName } from "./tool-names";

@@ -9,7 +9,7 @@ import type { ToolCallRecord } from "../run/expert-types";
 import { truncateUtf8 } from "./result-truncation";
 import type { RunBudget } from "../run/run-budget";
 import type { RunRecorder } from "../run/run-recorder";
-import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "../run/runner-errors";
+import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "./tool-errors";
 import { toolInputSchema } from "./tool-input-schema";
 import { rawPreview, TRACE_BOUNDS } from "../trace/trace-excerpt";
 
