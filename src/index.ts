@@ -4,12 +4,12 @@ import { createOAuthWorker } from "./auth/create-oauth-worker";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
 import { contextWithProps } from "./execution-context";
-import { sweepRetention } from "./experts/retention-sweep";
+import { sweepRetention } from "./experts/session/retention-sweep";
 import { mcpPreflight } from "./mcp/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
 import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 
-export { ExpertSession } from "./experts/expert-session";
+export { ExpertSession } from "./experts/session/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
 // The provider's helpers are read lazily, at request time, once `worker` below exists.

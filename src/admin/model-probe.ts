@@ -1,8 +1,8 @@
 import { generateText } from "ai";
 import type { ExpertConfig } from "../catalog/catalog-schema";
-import { describeModelError } from "../experts/describe-model-error";
-import { modelIdOf } from "../experts/model-defaults";
-import { resolveModel } from "../experts/model-registry";
+import { describeModelError } from "../experts/models/describe-model-error";
+import { modelIdOf } from "../experts/models/model-defaults";
+import { resolveModel } from "../experts/models/model-registry";
 import { ModelProbeTimedOutError } from "./model-probe-errors";
 
 /** One real, minimal call's outcome: never the key, only the error as the runner would word it. */

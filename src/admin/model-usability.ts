@@ -2,8 +2,8 @@ import type { ExpertConfig } from "../catalog/catalog-schema";
 import { guardedOutboundFetch } from "../downstream/guarded-fetch";
 import { isLocalDevelopment, readSecret } from "../env";
 import { SlipsnisseError } from "../errors";
-import { apiKeySecretOf, modelIdOf, modelRefOf } from "../experts/model-defaults";
-import { UnsafeModelEndpointError } from "../experts/model-errors";
+import { apiKeySecretOf, modelIdOf, modelRefOf } from "../experts/models/model-defaults";
+import { UnsafeModelEndpointError } from "../experts/models/model-errors";
 import { probeModel, type ModelProbeResult } from "./model-probe";
 
 export type ModelStatus = "usable" | "unusable" | "unverified";

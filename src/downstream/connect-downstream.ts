@@ -5,7 +5,7 @@ import { DownstreamUnavailableError } from "./downstream-errors";
 import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
 import { CancelClosesStreamTransport } from "./cancel-closes-stream-transport";
 import { DedupeInboundTransport } from "./dedupe-inbound-transport";
-import { redactSecrets, resolveSecretHeaders } from "./secret-headers";
+import { redactSecretValues, resolveSecretHeaders } from "./secret-headers";
 import { fetchWithTraceparent } from "./trace-context";
 import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
 import { assertSafeDownstreamUrl } from "./url-guard";
@@ -39,7 +39,7 @@ export async function connectDownstream(
   env: Env,
 ): Promise<DownstreamConnection> {
   let secretValues: readonly string[] = [];
-  const redact = (text: string) => redactSecrets(text, secretValues);
+  const redact = (text: string) => redactSecretValues(text, secretValues);
   try {
     // Only the configured headers go downstream: the inbound request's Authorization never
     // reaches this layer (docs/architecture.md#no-token-passthrough).

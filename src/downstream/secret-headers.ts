@@ -43,7 +43,7 @@ export function referencedSecretNames(configured: Readonly<Record<string, string
 }
 
 /** Scrub secret values (and whole header values that contain one) out of text from downstream. */
-export function redactSecrets(text: string, secretValues: readonly string[]): string {
+export function redactSecretValues(text: string, secretValues: readonly string[]): string {
   let out = text;
   // Longest first, so a secret that contains another is replaced whole.
   for (const value of [...secretValues].sort((a, b) => b.length - a.length)) {
@@ -52,7 +52,7 @@ export function redactSecrets(text: string, secretValues: readonly string[]): st
   return out;
 }
 
-/** redactSecrets over every string inside a JSON-like value (a tool list about to be cached). */
+/** redactSecretValues over every string inside a JSON-like value (a tool list about to be cached). */
 export function redactDeep<T>(value: T, redact: (text: string) => string, depth = 0): T {
   if (typeof value === "string") return redact(value) as T;
   if (depth > 32 || value === null || typeof value !== "object") return value;

@@ -3,8 +3,8 @@ import { McpServer, fromJsonSchema, type CallToolResult, type JsonSchemaType, ty
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
-import type { StepProgress } from "../experts/expert-types";
-import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/expert-tool-annotations";
+import type { StepProgress } from "../experts/run/expert-types";
+import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
 import { inputOverLimit } from "./expert-input-limit";
 import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { ExpertCallResult } from "../experts/expert-call";
+import type { ExpertCallResult } from "../experts/session/expert-call";
 
 /** `_meta` keys use a reverse-DNS-style prefix (MCP _meta naming rules); clients ignore unknown ones. */
 export const META_USAGE = "slipsnisse.dev/usage";

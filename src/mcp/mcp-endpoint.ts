@@ -7,7 +7,7 @@ import { accessRefused } from "./skill-access-gate";
 import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
-import { cachedListings, type CachedListings } from "../experts/expert-tool-annotations";
+import { cachedListings, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { UnissuedRequestPropsError } from "./mcp-errors";

@@ -2,7 +2,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import worker from "../../src/index";
 import { describe, expect, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { admin, adminAs } from "./admin-test-client";
 
 // Not a loopback host: the dev user does not apply, so only a grant or the token gets in.

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
 import { clearSkillMemo, loadSkill } from "../../src/catalog/compiled-skill-cache";
 import { compiledSkillKey } from "../../src/storage-keys";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { admin, paths } from "./admin-test-client";
 
 const expert = (description: string) => ({ name: "ask", description, provider: "google" });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { skillSchema } from "../../src/catalog/catalog-schema";
 import { checkSkillHealth } from "../../src/admin/skill-health";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { admin } from "./admin-test-client";
 
 const fixtures = inject("fixtureServers");

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import type { UserProps } from "../../src/auth/user-props";
 import { contextWithProps } from "../../src/execution-context";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
-import { callOf, expertOf, sessionOf } from "../resilience/session-helpers";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { callOf, expertOf, sessionOf } from "../support/workers/session-helpers";
 import { admin } from "./admin-test-client";
 
 const lena: UserProps = { userId: "dev-lena", login: "lena", role: "member" };

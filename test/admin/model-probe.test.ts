@@ -1,9 +1,9 @@
 import { APICallError } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
-import { uniqueSkill } from "../catalog/catalog-test-data";
-import { scriptedModel } from "../experts/scripted-model";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { uniqueSkill } from "../support/catalog-test-data";
+import { scriptedModel } from "../support/workers/scripted-model";
 import { admin } from "./admin-test-client";
 
 interface ProbedModel {

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import type { StepRecord } from "../../src/experts/expert-types";
+import type { StepRecord } from "../../src/experts/run/expert-types";
 import { writeRunIndex, type RunIndexRow } from "../../src/experts/session/run-index-writer";
 
 /** A run index row with everything a test does not care about filled in. */

@@ -3,10 +3,10 @@ import { askDocsCatalog } from "../mcp/expert-test-setup";
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
-import { scriptedModel } from "../experts/scripted-model";
+import { scriptedModel } from "../support/workers/scripted-model";
 import { connectClient } from "../mcp/mcp-test-client";
 import { admin, adminAs } from "./admin-test-client";
 

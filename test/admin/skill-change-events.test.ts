@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { onSkillChanged } from "../../src/catalog/skill-change-events";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { admin } from "./admin-test-client";
 
 const expert = (description: string) => ({ name: "ask", description, provider: "google" });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { admin, paths } from "./admin-test-client";
 
 const docs = { url: "https://docs.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } };

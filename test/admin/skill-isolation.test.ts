@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { compiledSkillKey, KV_PREFIXES } from "../../src/storage-keys";
-import { uniqueSkill } from "../catalog/catalog-test-data";
-import { scriptedModel } from "../experts/scripted-model";
+import { uniqueSkill } from "../support/catalog-test-data";
+import { scriptedModel } from "../support/workers/scripted-model";
 import { connectClient } from "../mcp/mcp-test-client";
 import { admin } from "./admin-test-client";
 

@@ -4,7 +4,7 @@ import { listSkills, listVersions } from "../../src/catalog/catalog-store";
 import { clearSkillMemo, loadSkill } from "../../src/catalog/compiled-skill-cache";
 import { removeSkill, replaceCatalog, restoreSkillVersion } from "../../src/catalog/catalog-service";
 import { compiledSkillKey } from "../../src/storage-keys";
-import { skillConfig, uniqueSkill } from "./catalog-test-data";
+import { skillConfig, uniqueSkill } from "../support/catalog-test-data";
 
 const server = { url: "https://docs.example.com/mcp", headers: { Authorization: "Bearer ${API_KEY}" } };
 const expert = (description: string) => ({ name: "ask", description, internal_tools: { docs: ["search"] } });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { InvalidCatalogError, SkillVersionNotFoundError, StoredSkillInvalidError } from "../../src/catalog/catalog-errors";
 import { deleteSkill, getSkill, getVersion, listSkills, listVersions, restoreVersion, saveSkill, saveSkills } from "../../src/catalog/catalog-store";
-import { skillConfig, uniqueSkill } from "./catalog-test-data";
+import { skillConfig, uniqueSkill } from "../support/catalog-test-data";
 
 describe("catalog store (D1)", () => {
   it("each save adds a version and makes it current", async () => {

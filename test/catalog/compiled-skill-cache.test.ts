@@ -4,7 +4,7 @@ import { saveSkill } from "../../src/catalog/catalog-store";
 import { clearSkillMemo, loadSkill } from "../../src/catalog/compiled-skill-cache";
 import { saveSkillConfig } from "../../src/catalog/catalog-service";
 import { compiledSkillKey } from "../../src/storage-keys";
-import { skillConfig, uniqueSkill } from "./catalog-test-data";
+import { skillConfig, uniqueSkill } from "../support/catalog-test-data";
 
 async function dropFromD1(skill: string): Promise<void> {
   await env.DB.batch([

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { removeSkill, replaceCatalog, restoreSkillVersion, saveSkillConfig } from "../../src/catalog/catalog-service";
 import { onSkillChanged } from "../../src/catalog/skill-change-events";
-import { skillConfig, uniqueSkill } from "./catalog-test-data";
+import { skillConfig, uniqueSkill } from "../support/catalog-test-data";
 
 /**
  * Every catalog write announces the skills it changed (what the MCP surface turns into

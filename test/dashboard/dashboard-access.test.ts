@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { listVersions, saveSkill } from "../../src/catalog/catalog-store";
-import { skillConfig, uniqueSkill } from "../catalog/catalog-test-data";
+import { skillConfig, uniqueSkill } from "../support/catalog-test-data";
 import { csrfIn, dashboardFetch, form, oauthVars, signInAs } from "./dashboard-test-client";
 
 async function skillWithTwoVersions(label: string): Promise<string> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { indexRow, writeIndexRows } from "../admin/run-index-rows";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { dashboardFetch, signInAs } from "./dashboard-test-client";
 
 describe("live runs stream", () => {

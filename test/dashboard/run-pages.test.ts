@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { indexRow, writeIndexRows } from "../admin/run-index-rows";
 import { dashboardFetch } from "./dashboard-test-client";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { saveSkill } from "../../src/catalog/catalog-store";
 import { skillSchema } from "../../src/catalog/catalog-schema";
 import { reserveRun } from "../../src/experts/limits/usage-counters";
-import { uniqueSkill } from "../catalog/catalog-test-data";
+import { uniqueSkill } from "../support/catalog-test-data";
 import { dashboardFetch } from "./dashboard-test-client";
 
 describe("skills page", () => {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DownstreamServerConfig } from "../../src/catalog/catalog-schema";
 import { DownstreamPool } from "../../src/downstream/downstream-pool";
-import { redactDeep, redactSecrets, referencedSecretNames, resolveSecretHeaders } from "../../src/downstream/secret-headers";
+import { redactDeep, redactSecretValues, referencedSecretNames, resolveSecretHeaders } from "../../src/downstream/secret-headers";
 import { readFixtureStats } from "../fixtures/fixture-stats-client";
 import { echoBase, serverConfig, uniqueSkill } from "./downstream-test-helpers";
 
@@ -114,8 +114,8 @@ describe("secret headers", () => {
   });
 
   it("scrubs secret values out of text from the server", () => {
-    expect(redactSecrets(`echo: Bearer ${SECRET}!`, [SECRET])).toBe("echo: Bearer [redacted]!");
-    expect(redactDeep({ tools: [{ description: `uses ${SECRET}` }] }, (text) => redactSecrets(text, [SECRET]))).toEqual({
+    expect(redactSecretValues(`echo: Bearer ${SECRET}!`, [SECRET])).toBe("echo: Bearer [redacted]!");
+    expect(redactDeep({ tools: [{ description: `uses ${SECRET}` }] }, (text) => redactSecretValues(text, [SECRET]))).toEqual({
       tools: [{ description: "uses [redacted]" }],
     });
   });

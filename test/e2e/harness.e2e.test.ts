@@ -41,6 +41,7 @@ describe("e2e harness against wrangler dev", () => {
     const response = await fetch(`${dev.baseUrl}/healthz`);
     await response.arrayBuffer();
     expect(response.status).toBeGreaterThanOrEqual(200);
+    // Startup time is the figure itself; nothing but the clock measures it.
     expect(dev.startupMs).toBeLessThan(30_000);
   });
 

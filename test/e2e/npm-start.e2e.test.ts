@@ -9,6 +9,7 @@ import { connectMcpClient, resultText } from "./harness/mcp-clients";
 import { startNpmStart, type NpmStart } from "./harness/npm-start-process";
 import { listProcessGroup } from "./harness/process-group";
 import { snapshotProject, type ProjectSnapshot } from "./harness/project-snapshot";
+import { waitFor } from "../support/wait-for";
 
 /** `npx slipsnisse …` as the banner prints it, run as a real process in the project. */
 function bannerCliLine(output: string): { args: string[]; url: string } {
@@ -88,13 +89,7 @@ describe("npm start --no-auth", () => {
     process.kill(pid, "SIGINT");
     await exited;
     // wrangler runs in a process group of its own; the start script must have ended it.
-    const deadline = Date.now() + 10_000;
-    let leftovers = listProcessGroup(pid).length + countWranglerOn(start.port);
-    while (leftovers > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      leftovers = countWranglerOn(start.port);
-    }
-    expect(leftovers).toBe(0);
+    await waitFor("npm start's wrangler processes to be gone", () => (listProcessGroup(pid).length + countWranglerOn(start.port) === 0 ? true : undefined), 10_000, 200);
   });
 });
 

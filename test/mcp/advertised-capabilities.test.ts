@@ -4,7 +4,8 @@ import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotoco
 import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
 import { askDocsCatalog } from "./expert-test-setup";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { waitFor } from "../support/wait-for";
 import { selfFetch } from "./mcp-test-client";
 
 /** Every 405 a client got, with its method and Allow header. */
@@ -66,8 +67,7 @@ describe("advertised capabilities per protocol era and transport", () => {
       const connection = await capabilitiesOf(kind, refused);
       try {
         // The SDKs open the GET stream in the background after the handshake.
-        const deadline = Date.now() + 5_000;
-        while (refused.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        await waitFor("the SDK's GET stream to be refused", () => (refused.length > 0 ? true : undefined), 5_000, 10);
         expect(refused).toEqual([{ method: "GET", allow: "POST, OPTIONS" }]);
       } finally {
         await connection.close();

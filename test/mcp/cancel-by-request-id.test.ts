@@ -6,8 +6,9 @@ import type { UserProps } from "../../src/auth/user-props";
 import { serveMcp } from "../../src/mcp/mcp-endpoint";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { type ScriptedTurn, useCatalogWithScriptedModels, usage } from "../experts/scripted-model";
-import { callOf, expertOf } from "../resilience/session-helpers";
+import { waitFor } from "../support/wait-for";
+import { type ScriptedTurn, useCatalogWithScriptedModels, usage } from "../support/workers/scripted-model";
+import { callOf, expertOf } from "../support/workers/session-helpers";
 
 const skill = "cancel-tests";
 const fixtures = inject("fixtureServers");
@@ -33,14 +34,11 @@ function sleepThenAnswer(ms: number): ScriptedTurn {
   };
 }
 
-async function waitForStats(done: (stats: Stats) => boolean, what: string): Promise<Stats> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+function waitForStats(done: (stats: Stats) => boolean, what: string): Promise<Stats> {
+  return waitFor(what, async () => {
     const stats = await readFixtureStats(fxBase);
-    if (done(stats)) return stats;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(stats)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return done(stats) ? stats : undefined;
+  }, 10_000, 25);
 }
 
 const toolCallSchema = z.object({ method: z.literal("tools/call"), id: z.union([z.string(), z.number()]) });
@@ -117,13 +115,12 @@ describe("notifications/cancelled is routed to the caller's own session by reque
       controller.abort();
       await expect(call).rejects.toThrow();
       await waitForStats((stats) => stats.sleepsCancelled === before.sleepsCancelled + 1, "the downstream sleep to be cancelled");
-      const deadline = Date.now() + 10_000;
-      let outcome: string | undefined;
-      while (outcome !== "cancelled" && Date.now() < deadline) {
-        outcome = (await sessionStub(env, skill, alice.userId).recentRuns(1))[0]?.outcome;
-        if (outcome !== "cancelled") await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(outcome).toBe("cancelled");
+      await waitFor(
+        "alice's run to be recorded as cancelled",
+        async () => ((await sessionStub(env, skill, alice.userId).recentRuns(1))[0]?.outcome === "cancelled" ? true : undefined),
+        10_000,
+        25,
+      );
     } finally {
       await client.close();
     }

@@ -3,7 +3,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_THREAD } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { askDocsCatalog, textOf } from "./expert-test-setup";
 import { connectClient } from "./mcp-test-client";
 

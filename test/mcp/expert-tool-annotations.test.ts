@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { downstreamServerSchema } from "../../src/catalog/catalog-schema";
 import { ToolListCache } from "../../src/downstream/tool-list-cache";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { connectClient, type Era } from "./mcp-test-client";
 
 const fixtures = inject("fixtureServers");

@@ -5,7 +5,7 @@ import { META_RUN, META_THREAD, META_USAGE } from "../../src/mcp/expert-tool-res
 import { sessionStub } from "../../src/experts/session/session-name";
 import type { MockLanguageModelV4 } from "ai/test";
 import { askDocsCatalog, textOf } from "./expert-test-setup";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { connectClient, selfFetch, type Era } from "./mcp-test-client";
 
 // The demo docs server, reached through the Worker's own service binding: a real downstream MCP call.

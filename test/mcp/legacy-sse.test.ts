@@ -3,8 +3,8 @@ import { askDocsCatalog } from "./expert-test-setup";
 import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
-import { scriptedModel } from "../experts/scripted-model";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { scriptedModel } from "../support/workers/scripted-model";
 import { selfFetch } from "./mcp-test-client";
 
 const catalog = askDocsCatalog("legacy");

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import type { UserProps } from "../../src/auth/user-props";
 import { contextWithProps } from "../../src/execution-context";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
-import { callOf, expertOf, sessionOf } from "../resilience/session-helpers";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { callOf, expertOf, sessionOf } from "../support/workers/session-helpers";
 
 const carl: UserProps = { userId: "dev-carl", login: "carl", role: "member" };
 const bea: UserProps = { userId: "dev-bea", login: "bea", email: "Bea@example.com", role: "member" };

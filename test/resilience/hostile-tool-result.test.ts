@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import type { MockLanguageModelV4 } from "ai/test";
-import { useCatalogWithScriptedModels } from "../experts/scripted-model";
-import { callOf, expertOf, sessionOf, type StoredStep } from "./session-helpers";
+import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { callOf, expertOf, sessionOf, type StoredStep } from "../support/workers/session-helpers";
 
 const fixtures = inject("fixtureServers");
 const skill = "hostile-results";

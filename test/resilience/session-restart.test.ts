@@ -1,9 +1,9 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
-import { setModelResolverForTests } from "../../src/experts/model-resolver-override";
-import { scriptedModel } from "../experts/scripted-model";
-import { callOf, expertOf, sessionOf } from "./session-helpers";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { scriptedModel } from "../support/workers/scripted-model";
+import { callOf, expertOf, sessionOf } from "../support/workers/session-helpers";
 
 const skill = "restart-tests";
 

@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
-import type { StepRecord, ToolCallRecord } from "../../experts/expert-types";
+import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { log } from "../../observability/logger";
-import type { ExpertCallRequest, ExpertCallResult } from "../expert-call";
-import type { RunUsage } from "../expert-types";
+import type { ExpertCallRequest, ExpertCallResult } from "../session/expert-call";
+import type { RunUsage } from "../run/expert-types";
 import { canUseSkill } from "../../catalog/skill-access";
 import { SkillAccessRevokedError } from "./limit-errors";
-import { failedRun } from "../session/failed-run";
+import { failedRun } from "../run/run-end";
 import { runCostUsd } from "./run-cost";
 import { type RunReservation, reserveRun, settleRun } from "./usage-counters";
 

@@ -1,9 +1,9 @@
 import type { ExpertConfig } from "../../catalog/catalog-schema";
-import { addUsage, NOTHING_USED } from "../ask-back";
-import type { ExpertCallResult } from "../expert-call";
-import type { ExpertRunResult } from "../expert-types";
-import { NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "../ask-back-errors";
-import { pausedRunSchema, type PausedRun } from "../paused-run";
+import { addUsage, NOTHING_USED } from "../run/ask-back";
+import type { ExpertCallResult } from "./expert-call";
+import type { ExpertRunResult } from "../run/expert-types";
+import { NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "./ask-back-errors";
+import { pausedRunSchema, type PausedRun } from "../run/paused-run";
 
 /**
  * Runs paused on an `ask_orchestrator` call, one per thread (a thread's run waits for its

@@ -1,6 +1,6 @@
 import { log } from "../../observability/logger";
 import { D1_TABLES } from "../../storage-keys";
-import type { StepRecord } from "../expert-types";
+import type { StepRecord } from "../run/expert-types";
 
 /** One row of D1 `run_index` (migrations/0003_run_index.sql): names, counts and times only. */
 export interface RunIndexRow {

@@ -1,4 +1,4 @@
-import type { ExpertRunResult, RunOutcome, RunUsage, StepRecord } from "../expert-types";
+import type { ExpertRunResult, RunOutcome, RunUsage, StepRecord } from "../run/expert-types";
 
 /** Who made the call, as signed in: the id, and the login and email to show it by. */
 export interface RunCaller {

@@ -8,6 +8,6 @@ export function sessionName(tenant: string, skill: string, userId: string): stri
 }
 
 /** The ExpertSession of one user in one skill of this tenant. */
-export function sessionStub(env: Env, skill: string, userId: string): DurableObjectStub<import("../expert-session").ExpertSession> {
+export function sessionStub(env: Env, skill: string, userId: string): DurableObjectStub<import("./expert-session").ExpertSession> {
   return env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName(sessionName(env.TENANT, skill, userId)));
 }

@@ -1,6 +1,6 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
 import { base64Url } from "../../base64url";
-import { ThreadOfAnotherExpertError, UnknownThreadError } from "../runner-errors";
+import { ThreadOfAnotherExpertError, UnknownThreadError } from "./session-errors";
 
 /**
  * How much history a thread keeps; older turns are dropped first. Set per expert in the catalog

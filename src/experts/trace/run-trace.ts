@@ -1,4 +1,4 @@
-import type { StepRecord, ToolCallRecord } from "../expert-types";
+import type { StepRecord, ToolCallRecord } from "../run/expert-types";
 import { excerpt, TRACE_BOUNDS } from "./trace-excerpt";
 import type { Redact } from "./trace-redactor";
 

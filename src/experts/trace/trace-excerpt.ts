@@ -1,4 +1,4 @@
-import { truncateUtf8 } from "../result-truncation";
+import { truncateUtf8 } from "../tools/result-truncation";
 import type { Redact } from "./trace-redactor";
 
 /** Bounds of what a run record keeps of each text (UTF-8 bytes). */

@@ -1,8 +1,8 @@
 import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { readSecret } from "../../env";
-import { redactSecrets as redactValues, referencedSecretNames } from "../../downstream/secret-headers";
-import { GOOGLE_API_KEY_SECRET } from "../model-defaults";
-import { redactSecrets as redactPatterns } from "../redact-secrets";
+import { redactSecretValues as redactValues, referencedSecretNames } from "../../downstream/secret-headers";
+import { GOOGLE_API_KEY_SECRET } from "../models/model-defaults";
+import { redactCredentialShapes as redactPatterns } from "../models/redact-credentials";
 
 export type Redact = (text: string) => string;
 

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
 import { loadSkill } from "../../catalog/compiled-skill-cache";
-import { cachedListings } from "../../experts/expert-tool-annotations";
+import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer } from "../expert-mcp-server";
 import { SseServerTransport } from "./sse-server-transport";
 

@@ -1,6 +1,6 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { spawnBounded } from "../harness/spawn-bounded";
 
 export const cliPath = fileURLToPath(new URL("../../../bin/slipsnisse.mjs", import.meta.url));
 
@@ -17,24 +17,7 @@ export interface CliResult {
 }
 
 /** Runs `slipsnisse <args>` as its own process, bounded in time. */
-export function runCliProcess(args: readonly string[], { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
-  const child = spawn(cliNode, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`slipsnisse ${args.join(" ")} took over ${timeoutMs} ms:\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+export async function runCliProcess(args: readonly string[], { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+  const { code, stdout, stderr } = await spawnBounded(cliNode, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, timeoutMs, label: `slipsnisse ${args.join(" ")}` });
+  return { code, stdout, stderr };
 }

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { spawnBounded } from "../harness/spawn-bounded";
 
 /** The conformance suite's CLI, run under this Node (npx's Node 24), not the system Node 20. */
 const conformanceBin = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/conformance/dist/index.js", import.meta.url));
@@ -26,24 +26,10 @@ export interface ConformanceRun {
 /** Runs `conformance server` to completion (bounded), then reads every scenario's checks.json. */
 export async function runConformance(args: readonly string[], outputDir: string, timeoutMs: number): Promise<ConformanceRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [conformanceBin, "server", ...args, "--output-dir", outputDir], {
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
+  const { code, output } = await spawnBounded(process.execPath, [conformanceBin, "server", ...args, "--output-dir", outputDir], {
     env: { ...process.env, NO_COLOR: "1" },
-  });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      reject(new Error(`conformance ${args.join(" ")} took over ${timeoutMs} ms:\n${output.slice(-3000)}`));
-    }, timeoutMs);
-    child.once("error", reject);
-    child.once("exit", (exitCode) => {
-      clearTimeout(timer);
-      resolve(exitCode);
-    });
+    timeoutMs,
+    label: `conformance ${args.join(" ")}`,
   });
   return { code, output, checks: await readChecks(outputDir), elapsedMs: performance.now() - started };
 }

@@ -7,6 +7,7 @@ import { errorReply, startFakeOpenAI, textReply, toolCallsReply, toolResultMessa
 import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
 import { adminRun } from "../load/admin-runs-client";
+import { waitFor } from "../../support/wait-for";
 
 const SKILL = "default";
 // With AUTH=none every loopback request is the local dev user (admin), whose session holds the runs.
@@ -54,14 +55,8 @@ describe("model faults end to end", () => {
   };
 
   /** The Worker's log line holding every fragment; wrangler's output arrives through a pipe, so it is awaited (bounded). */
-  const logLineWith = async (...fragments: string[]): Promise<string | undefined> => {
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const line = dev.logs().split("\n").find((candidate) => fragments.every((fragment) => candidate.includes(fragment)));
-      if (line !== undefined || Date.now() > deadline) return line;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
+  const logLineWith = (...fragments: string[]): Promise<string> =>
+    waitFor(`a log line with ${fragments.join(" and ")}`, () => dev.logs().split("\n").find((candidate) => fragments.every((fragment) => candidate.includes(fragment))), 10_000, 100);
 
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
@@ -93,7 +88,8 @@ describe("model faults end to end", () => {
       expect(result.isError ?? false).toBe(false);
       expect(text).toMatch(new RegExp(`^answer after a ${status}`));
       expect(fake.requests).toHaveLength(2);
-      // One backoff (a few hundred ms), well inside the 20 s budget.
+      // One backoff (a few hundred ms), well inside the 20 s budget. The backoff's length shows
+      // only on the clock: the counts above cannot tell a short wait from a long one.
       expect(elapsedMs).toBeLessThan(10_000);
       expect(result._meta?.[USAGE_META]).toMatchObject({ retries: 1 });
       expect((await recordOf(result)).run).toMatchObject({ outcome: "ok", error: null });
@@ -139,6 +135,7 @@ describe("model faults end to end", () => {
   it("cuts a model that hangs at the expert's timeout_ms and says so", async () => {
     fake.reset([{ ...textReply("far too late"), delayMs: 15_000 }]);
     const { result, text, elapsedMs } = await call("hasty", "hang please");
+    // The texts below show the cut happened; only the clock shows it happened at timeout_ms.
     expect(elapsedMs).toBeLessThan(HASTY_TIMEOUT_MS + 2_500);
     expect(text).toContain(`[budget exhausted (timeout): stopped after ${HASTY_TIMEOUT_MS} ms`);
     expect(text).not.toContain("far too late");
@@ -186,6 +183,7 @@ describe("model faults end to end", () => {
     expect(result.isError).toBe(true);
     expect(text).toContain(`could not reach ${fixtures.urls.dead}/v1`);
     expect(text).toMatch(/is the server running\?/i);
+    // A refused connection must fail fast; nothing but the clock sees how long it took.
     expect(elapsedMs).toBeLessThan(15_000);
     expect(fake.requests).toHaveLength(0);
     expect((await recordOf(result)).run).toMatchObject({ outcome: "error", error: expect.stringContaining(fixtures.urls.dead) });

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { z } from "zod";
+import { waitFor } from "../../support/wait-for";
 
 /**
  * Reads the ExpertSession run records straight from `wrangler dev --local`'s persistence
@@ -65,17 +66,6 @@ export async function readSteps(run: StoredRunRow): Promise<Array<StoredStepRow 
   return steps.map((step) => ({ ...step, calls: z.array(toolCallRecordSchema).parse(JSON.parse(step.tool_calls)) }));
 }
 
-/** Polls until `find` returns a value (bounded); the record is written after the run ends. */
-export async function waitFor<T>(what: string, find: () => Promise<T | undefined>, timeoutMs = 15_000, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = await find();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** The one run that appears after `before` was taken (a snapshot of run ids), once it has ended. */
 export async function waitForNewRun(persistDir: string, before: ReadonlySet<string>, timeoutMs = 15_000): Promise<StoredRunRow> {
   return waitFor(
@@ -86,6 +76,8 @@ export async function waitForNewRun(persistDir: string, before: ReadonlySet<stri
       return fresh[0] !== undefined && fresh[0].outcome !== "running" ? fresh[0] : undefined;
     },
     timeoutMs,
+    // Each poll opens every session's SQLite file: poll less often than the default.
+    200,
   );
 }
 

@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { spawnBounded } from "./spawn-bounded";
 
 /** The bin behind `npx @modelcontextprotocol/inspector`, run under this Node (it needs >= 22.19). */
 const inspectorBin = fileURLToPath(
@@ -26,27 +26,12 @@ export interface InspectorCliOptions {
 export async function runInspectorCli(args: readonly string[], options: InspectorCliOptions = {}): Promise<unknown> {
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-inspector-"));
   const headerArgs = Object.entries(options.headers ?? {}).flatMap(([name, value]) => ["--header", `${name}: ${value}`]);
-  const child = spawn(process.execPath, [inspectorBin, "--cli", ...args, ...headerArgs], {
-    env: { ...process.env, HOME: dir, MCP_CATALOG_PATH: join(dir, "mcp.json"), NO_COLOR: "1", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   const timeoutMs = options.timeoutMs ?? 30_000;
   try {
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-        reject(new Error(`inspector --cli ${args.join(" ")} took over ${timeoutMs} ms\n${stderr.slice(-2000)}`));
-      }, timeoutMs);
-      child.once("error", reject);
-      child.once("exit", (exitCode) => {
-        clearTimeout(timer);
-        resolve(exitCode);
-      });
+    const { code, stdout, stderr } = await spawnBounded(process.execPath, [inspectorBin, "--cli", ...args, ...headerArgs], {
+      env: { ...process.env, HOME: dir, MCP_CATALOG_PATH: join(dir, "mcp.json"), NO_COLOR: "1", ...options.env },
+      timeoutMs,
+      label: `inspector --cli ${args.join(" ")}`,
     });
     if (code !== 0) throw new Error(`inspector --cli ${args.join(" ")} exited ${code}:\n${stderr.slice(-2000)}${stdout.slice(-1000)}`);
     try {

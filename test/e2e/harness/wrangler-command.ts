@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { spawnBounded } from "./spawn-bounded";
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 export const wranglerCli = fileURLToPath(
@@ -38,27 +38,6 @@ export async function runWrangler(
   args: readonly string[],
   { cwd = repoRoot, timeoutMs = 60_000 }: { cwd?: string; timeoutMs?: number } = {},
 ): Promise<CommandResult> {
-  const child = spawn(process.execPath, wranglerArgv(args), {
-    cwd,
-    env: offlineWranglerEnv(),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      reject(new Error(`wrangler ${args.join(" ")} took over ${timeoutMs} ms:\n${output.slice(-2000)}`));
-    }, timeoutMs);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+  const { code, output } = await spawnBounded(process.execPath, wranglerArgv(args), { cwd, env: offlineWranglerEnv(), timeoutMs, label: `wrangler ${args.join(" ")}` });
+  return { code, output };
 }

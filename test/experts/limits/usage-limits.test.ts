@@ -4,9 +4,9 @@ import type { UserProps } from "../../../src/auth/user-props";
 import { skillLimitsSchema } from "../../../src/catalog/catalog-schema";
 import { UsageLimitReachedError } from "../../../src/experts/limits/limit-errors";
 import { reserveRun, settleRun } from "../../../src/experts/limits/usage-counters";
-import { callOf, expertOf, sessionOf } from "../../resilience/session-helpers";
+import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
-import { useCatalogWithScriptedModels } from "../scripted-model";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 
 async function inFlight(subject: string): Promise<number | undefined> {
   const row = await env.DB.prepare("SELECT in_flight FROM usage_counters WHERE subject = ?").bind(subject).first<{ in_flight: number }>();

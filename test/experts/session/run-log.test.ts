@@ -1,6 +1,6 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunUsage, StepRecord } from "../../../src/experts/expert-types";
+import type { RunUsage, StepRecord } from "../../../src/experts/run/expert-types";
 import { RunLog } from "../../../src/experts/session/run-log";
 import { applySessionSchema } from "../../../src/experts/session/session-schema";
 

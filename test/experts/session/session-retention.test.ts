@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import { callOf, expertOf, sessionOf } from "../../resilience/session-helpers";
-import { useCatalogWithScriptedModels } from "../scripted-model";
+import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 
 const DAY = 86_400_000;
 const dora: UserProps = { userId: "u-retention-dora", login: "dora", role: "member" };

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { ThreadOfAnotherExpertError, UnknownThreadError } from "../../../src/experts/runner-errors";
+import { ThreadOfAnotherExpertError, UnknownThreadError } from "../../../src/experts/session/session-errors";
 import { SESSION_MIGRATIONS, applySessionSchema } from "../../../src/experts/session/session-schema";
 import { ThreadStore } from "../../../src/experts/session/thread-store";
 

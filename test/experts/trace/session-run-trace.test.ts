@@ -2,14 +2,14 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { APICallError } from "ai";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../../src/experts/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
 import { holdRunIndexWritesForTests } from "../../../src/experts/session/run-index-writer";
 import { toToolResult, META_TRACE } from "../../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
-import { expertOf } from "../../resilience/session-helpers";
+import { expertOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
-import { useCatalogWithScriptedModels, usage } from "../scripted-model";
+import { useCatalogWithScriptedModels, usage } from "../../support/workers/scripted-model";
 
 const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts: a downstream header secret
 const MODEL_KEY = "mdlkey-fixture-9d2f41"; // FIXTURE_MODEL_KEY: the expert's provider API key

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ToolWithheldError } from "../../../src/downstream/tool-pin-errors";
-import { runExpert } from "../../../src/experts/run-expert";
-import { makeExpert, makePolicy } from "../expert-fixture";
-import { FakeToolSource, textResult, wait } from "../fake-tool-source";
-import { scriptedModel } from "../scripted-model";
+import { runExpert } from "../../../src/experts/run/run-expert";
+import { makeExpert, makePolicy } from "../../support/expert-fixture";
+import { FakeToolSource, textResult, wait } from "../../support/fake-tool-source";
+import { scriptedModel } from "../../support/workers/scripted-model";
 
 const expert = () => makeExpert({ internal_tools: { docs: ["search", "read"] } });
 

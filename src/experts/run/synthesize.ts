@@ -1,0 +1,89 @@
+import { generateText, isStepCount, type ToolSet } from "ai";
+import { raceWithSignal } from "./abort";
+import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import { ASK_ORCHESTRATOR, askOrchestratorTool, pendingQuestion, withOpeningTurns } from "./ask-back";
+import { composeAnswer, interruptedRunEnd } from "./run-end";
+import { MODEL_MAX_RETRIES, openRun } from "./open-run";
+import defaultSystemPrompt from "./prompts/default-system-prompt.md";
+import finalStepNote from "./prompts/final-step-note.md";
+import { MalformedToolArgumentsError, OutputSchemaMismatchError } from "./runner-errors";
+import { describeStep, reportStep } from "./step-progress";
+import { outputSchemaInstructions, parseStructuredAnswer } from "./structured-answer";
+
+/** Malformed tool arguments go back to the model this many times; one more ends the run. */
+export const MAX_MALFORMED_TOOL_INPUTS = 2;
+
+/**
+ * Runs one expert call: a bounded generateText tool loop over the expert's whitelisted
+ * downstream tools. Every budget in `expert.budget` is enforced; running out returns what was
+ * gathered. Cancellation, model failures and unavailable tools come back as outcomes, not throws.
+ * This is the `synthesize` mode; a `route` expert goes to route.ts instead (run-expert.ts dispatches).
+ */
+export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRunResult> {
+  const { expert } = input;
+  const limits = expert.budget;
+  const run = openRun(input);
+  const { signals, budget, recorder, userMessage, tracked, model } = run;
+  const end: typeof run.end = (fields) => withOpeningTurns(run.end(fields), input.resume);
+  const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
+
+  try {
+    const tools = await run.loadToolset();
+    const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
+    const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
+    let currentStep = 0;
+    const askBack: ToolSet = expert.ask_back ? { [ASK_ORCHESTRATOR]: askOrchestratorTool() } : {};
+    const loop = generateText({
+      model,
+      instructions,
+      messages: [...(input.history ?? []), ...(input.resume ?? [userMessage])],
+      tools: { ...tools.tools, ...askBack },
+      stopWhen: [isStepCount(limits.max_steps), () => budget.mustStop() || recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS],
+      maxOutputTokens: budget.remainingOutputTokens(),
+      maxRetries: MODEL_MAX_RETRIES,
+      abortSignal: signals.signal,
+      prepareStep: ({ stepNumber }) => {
+        // The last step (or any step after the tool budget is spent) gets no tools, so the model
+        // answers from what it has instead of ending the run on an unanswered tool call.
+        const lastChance = (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+        return {
+          maxOutputTokens: budget.remainingOutputTokens(),
+          ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
+        };
+      },
+      onStepStart: ({ stepNumber }) => {
+        currentStep = stepNumber;
+      },
+      onLanguageModelCallEnd: ({ content }) => {
+        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
+        reportStep(input, currentStep + 1, describeStep(calls));
+      },
+      onStepEnd: (step) => {
+        recorder.recordStep(step);
+        budget.addOutputTokens(step.usage.outputTokens);
+      },
+    });
+    loop.catch(() => undefined);
+    await raceWithSignal(loop, signals.signal);
+  } catch (error) {
+    return end(interruptedRunEnd(error, signals, tracked, expert, () => composeAnswer(recorder, limits, "timeout", serverNotes())));
+  }
+
+  if (recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS) {
+    const error = new MalformedToolArgumentsError(expert.name, recorder.invalidInputs, [...new Set(recorder.invalidInputTools)]);
+    return end({ outcome: "error", text: error.toolMessage, error });
+  }
+  const asked = expert.ask_back ? pendingQuestion(recorder) : undefined;
+  if (asked) return end({ outcome: "paused", text: asked.question, question: asked });
+  const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
+  const outcome = exhausted ? "budget_exhausted" : "ok";
+  if (expert.output_schema) {
+    const answer = parseStructuredAnswer(recorder.lastText, expert.output_schema);
+    if (!answer.ok) {
+      const error = new OutputSchemaMismatchError(expert.name, answer.problem);
+      return end({ outcome: "error", text: error.toolMessage, error, exhausted });
+    }
+    return end({ outcome, text: answer.json, exhausted, structured: answer.value });
+  }
+  return end({ outcome, text: composeAnswer(recorder, limits, exhausted, serverNotes()), exhausted });
+}

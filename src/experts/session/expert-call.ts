@@ -1,0 +1,51 @@
+import type { UserProps } from "../../auth/user-props";
+import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
+
+/** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
+export interface ExpertCallRequest {
+  /** Minted by the caller so it can cancel the run with a second RPC while this one is running. */
+  runId: string;
+  skill: string;
+  expert: string;
+  /** Arguments already validated against the expert's JSON Schema, without `thread`. */
+  args: Record<string, unknown>;
+  /** A thread handle from an earlier answer, to continue that conversation. */
+  thread?: string;
+  /** The orchestrator's reply to the question the expert asked on `thread`: resumes that run. */
+  answer?: string;
+  user: UserProps;
+  /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
+  mcpRequest?: McpRequestRef;
+}
+
+/**
+ * An MCP request as a cancel names it: the JSON-RPC id, unique only among one connection's
+ * requests in flight, plus what tells the caller's connections apart where the transport has
+ * it (the legacy SSE session id, or an `Mcp-Session-Id` header the client sent).
+ */
+export interface McpRequestRef {
+  requestId: string | number;
+  connection?: string;
+}
+
+/** What a cancel by request found: one run (now aborted), none, or several it cannot tell apart. */
+export type CancelByRequestOutcome = "cancelled" | "not_found" | "ambiguous";
+
+export interface ExpertCallResult {
+  runId: string;
+  outcome: RunOutcome;
+  /** The answer, or for outcome "error" the plain-language error for the orchestrator. */
+  text: string;
+  /** For an expert with an `output_schema`: the validated answer, sent as `structuredContent`. */
+  structured?: JsonObject;
+  /** The conversation's handle; absent when the run had none (a refused continuation, an unknown expert). */
+  thread?: string;
+  /** Set when outcome is "paused": the expert asks this and waits until `expiresAt` (epoch ms). */
+  question?: { text: string; expiresAt: number };
+  usage: RunUsage;
+  /** The W3C trace id the run's downstream and model requests carried. */
+  traceId?: string;
+}
+
+/** Called by the session once per step; an RPC stub of a function when it crosses the DO boundary. */
+export type ProgressReporter = (progress: StepProgress) => void | Promise<void>;

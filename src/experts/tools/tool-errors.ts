@@ -1,0 +1,42 @@
+import { SlipsnisseError } from "../../errors";
+
+/** Every server the expert draws tools from failed to list them, so it has nothing to work with. */
+export class ExpertToolsUnavailableError extends SlipsnisseError {
+  readonly kind = "expert-tools-unavailable";
+  readonly fix: string;
+  constructor(
+    readonly expert: string,
+    readonly servers: ReadonlyArray<{ serverId: string; reason: string }>,
+    readonly skill?: string,
+  ) {
+    const names = servers.map((s) => `"${s.serverId}"`).join(", ");
+    super(
+      `Expert "${expert}" has none of its tools: listing failed on ${names} (${servers.map((s) => s.reason).join("; ")}).`,
+    );
+    this.fix = `Check that ${names} ${servers.length === 1 ? "is" : "are"} running and reachable (an admin sees each server's state with GET /admin/api/skills/${skill ?? "<skill>"}/health), then try again.`;
+  }
+}
+
+/** Sent to the model (as a tool error) for a call past the run's max_tool_calls. */
+export class ToolCallBudgetSpentError extends SlipsnisseError {
+  readonly kind = "tool-call-budget-spent";
+  readonly fix = "Answer now with what the earlier tool calls returned.";
+  constructor(
+    readonly toolName: string,
+    readonly maxToolCalls: number,
+  ) {
+    super(`Not executed: ${toolName} exceeds this run's budget of ${maxToolCalls} tool calls.`);
+  }
+}
+
+/** The downstream tool answered with isError: its own text is what the model needs to see. */
+export class DownstreamToolReportedError extends SlipsnisseError {
+  readonly kind = "downstream-tool-error";
+  readonly fix = "Adjust the arguments or try another tool.";
+  constructor(
+    readonly toolName: string,
+    readonly detail: string,
+  ) {
+    super(`${toolName} reported an error: ${detail}`);
+  }
+}
