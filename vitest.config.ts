@@ -15,7 +15,13 @@ export default defineConfig(async () => {
               // The [ai] binding would otherwise ask for a remote proxy (and an API token).
               remoteBindings: false,
               miniflare: {
-                bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test", AUTH: "none", FIXTURE_TOKEN: "tok-fixture-5ecr3t-77", FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41" },
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  ENVIRONMENT: "test",
+                  AUTH: "none",
+                  FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
+                  FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
+                },
               },
             }),
           ],

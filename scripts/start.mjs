@@ -19,7 +19,10 @@ const remote = process.argv.includes("--remote");
 // no sign-in at all, for tools that cannot do OAuth (also loopback only).
 const open = process.argv.includes("--no-auth");
 const devUser = process.env.DEV_USER ?? "dev";
-const devUsers = (process.env.DEV_USERS ?? "").split(",").map((login) => login.trim()).filter(Boolean);
+const devUsers = (process.env.DEV_USERS ?? "")
+  .split(",")
+  .map((login) => login.trim())
+  .filter(Boolean);
 const quiet = {
   ...process.env,
   WRANGLER_SEND_METRICS: "false",
@@ -29,7 +32,9 @@ const quiet = {
 };
 
 const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local"], {
-  cwd: root, env: quiet, stdio: "inherit",
+  cwd: root,
+  env: quiet,
+  stdio: "inherit",
 });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
@@ -62,12 +67,33 @@ function secretFiles() {
 // --remote (npm run start:remote): plain `wrangler dev`, which runs the AI binding through
 // Cloudflare (after `wrangler login`) while D1, KV and Durable Objects stay local. `--remote`
 // proper would need real D1/KV ids.
-const devArgs = [wrangler, "dev", ...(remote ? [] : ["--local"]), "--ip", "127.0.0.1", "--port", String(port),
-  "--var", "ENVIRONMENT:local", "--var", `AUTH:${open ? "none" : "oauth"}`, "--var", "IDP:dev",
-  "--var", `DEV_USER:${devUser}`, "--var", `ADMIN_USERS:${devUser}`,
-  ...(devUsers.length > 0 ? ["--var", `DEV_USERS:${devUsers.join(",")}`] : []), ...secretFiles()];
+const devArgs = [
+  wrangler,
+  "dev",
+  ...(remote ? [] : ["--local"]),
+  "--ip",
+  "127.0.0.1",
+  "--port",
+  String(port),
+  "--var",
+  "ENVIRONMENT:local",
+  "--var",
+  `AUTH:${open ? "none" : "oauth"}`,
+  "--var",
+  "IDP:dev",
+  "--var",
+  `DEV_USER:${devUser}`,
+  "--var",
+  `ADMIN_USERS:${devUser}`,
+  ...(devUsers.length > 0 ? ["--var", `DEV_USERS:${devUsers.join(",")}`] : []),
+  ...secretFiles(),
+];
 const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: "inherit", detached: true });
-const stop = () => { try { process.kill(-dev.pid, "SIGTERM"); } catch {} };
+const stop = () => {
+  try {
+    process.kill(-dev.pid, "SIGTERM");
+  } catch {}
+};
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 dev.on("exit", (code) => process.exit(code ?? 0));
@@ -97,7 +123,9 @@ if (loaded !== undefined) {
     console.log(`  Without OAuth: npm start -- --no-auth`);
   }
   console.log(`  Admin CLI:     npx slipsnisse push catalog.json --url ${base}`);
-  console.log(`                 (also pull, diff, versions, whoami; the ${ownToken ? "ADMIN_TOKEN from .dev.vars" : "admin token of this run"} is read from ${LOCAL_ADMIN_TOKEN_FILE})`);
+  console.log(
+    `                 (also pull, diff, versions, whoami; the ${ownToken ? "ADMIN_TOKEN from .dev.vars" : "admin token of this run"} is read from ${LOCAL_ADMIN_TOKEN_FILE})`,
+  );
   console.log(`  Claude Code:   claude mcp add --transport http slipsnisse ${base}/mcp\n`);
 }
 
@@ -134,7 +162,10 @@ async function adminApi(method, path, body) {
 /** A KEY=value line of a .dev.vars file, quotes removed; undefined when absent or empty. */
 function dotenvValue(text, key) {
   const line = text.split(/\r?\n/).find((candidate) => new RegExp(`^\\s*${key}\\s*=`).test(candidate));
-  const value = line?.slice(line.indexOf("=") + 1).trim().replace(/^(["'])(.*)\1$/, "$2");
+  const value = line
+    ?.slice(line.indexOf("=") + 1)
+    .trim()
+    .replace(/^(["'])(.*)\1$/, "$2");
   return value ? value : undefined;
 }
 

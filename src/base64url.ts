@@ -7,7 +7,10 @@ export function base64Url(bytes: Uint8Array): string {
 
 /** The inverse of base64Url; accepts missing padding, as JWT segments have none. */
 export function base64UrlDecode(segment: string): Uint8Array<ArrayBuffer> {
-  const base64 = segment.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(segment.length / 4) * 4, "=");
+  const base64 = segment
+    .replace(/-/g, "+")
+    .replace(/_/g, "/")
+    .padEnd(Math.ceil(segment.length / 4) * 4, "=");
   const binary = atob(base64);
   const bytes = new Uint8Array(binary.length);
   for (let index = 0; index < binary.length; index += 1) bytes[index] = binary.charCodeAt(index);

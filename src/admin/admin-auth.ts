@@ -14,10 +14,17 @@ export type AdminVariables = { admin: UserProps };
 export function requireAdmin(): MiddlewareHandler<{ Bindings: Env; Variables: AdminVariables }> {
   return async (c, next) => {
     const fromGrant = userPropsSchema.safeParse(c.executionCtx.props);
-    const admin =
-      (fromGrant.success ? fromGrant.data : null) ?? (await adminTokenUser(c.req.raw, c.env)) ?? loopbackDevUser(c.req.raw, c.env);
-    if (!admin) return c.json({ error: "Authentication required: an admin sign-in or the ADMIN_TOKEN bearer token.", fix: "Sign in as an admin, or send Authorization: Bearer <ADMIN_TOKEN>." }, 401);
-    if (admin.role !== "admin") return c.json({ error: `User ${admin.login} is not an admin of this tenant.`, fix: "Ask an admin to add you to ADMIN_USERS." }, 403);
+    const admin = (fromGrant.success ? fromGrant.data : null) ?? (await adminTokenUser(c.req.raw, c.env)) ?? loopbackDevUser(c.req.raw, c.env);
+    if (!admin)
+      return c.json(
+        {
+          error: "Authentication required: an admin sign-in or the ADMIN_TOKEN bearer token.",
+          fix: "Sign in as an admin, or send Authorization: Bearer <ADMIN_TOKEN>.",
+        },
+        401,
+      );
+    if (admin.role !== "admin")
+      return c.json({ error: `User ${admin.login} is not an admin of this tenant.`, fix: "Ask an admin to add you to ADMIN_USERS." }, 403);
     c.set("admin", admin);
     await next();
   };

@@ -47,6 +47,7 @@ const versionSchema = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER
 
 export function versionParam(c: AdminContext): number {
   const parsed = versionSchema.safeParse(c.req.param("version"));
-  if (!parsed.success) throw new InvalidParameterError("version", "must be a whole number of at least 1", "List the versions with GET /admin/api/skills/<skill>/versions.");
+  if (!parsed.success)
+    throw new InvalidParameterError("version", "must be a whole number of at least 1", "List the versions with GET /admin/api/skills/<skill>/versions.");
   return parsed.data;
 }

@@ -24,7 +24,19 @@ import { whoamiRoutes } from "./routes/whoami-routes";
 export function adminRoutes(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", requireAdmin());
-  for (const routes of [catalogRoutes(), skillRoutes(), serverRoutes(), expertRoutes(), versionRoutes(), statusRoutes(), toolChangeRoutes(), runRoutes(), runIndexRoutes(), usageRoutes(), whoamiRoutes()]) {
+  for (const routes of [
+    catalogRoutes(),
+    skillRoutes(),
+    serverRoutes(),
+    expertRoutes(),
+    versionRoutes(),
+    statusRoutes(),
+    toolChangeRoutes(),
+    runRoutes(),
+    runIndexRoutes(),
+    usageRoutes(),
+    whoamiRoutes(),
+  ]) {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.
@@ -36,7 +48,13 @@ export function adminRoutes(): Hono<AdminEnv> {
     if (error instanceof SkillVersionNotFoundError) return c.json({ error: error.message, fix: error.fix }, 404);
     if (error instanceof InvalidCatalogError) return c.json({ error: error.message, fix: error.fix, problems: error.problems }, 400);
     log("error", "admin API request failed", { path: new URL(c.req.url).pathname, error: String(error) });
-    return c.json({ error: "The admin API failed unexpectedly; nothing more is known here.", fix: "Try again; if it persists, look at the Worker's logs (npx wrangler tail)." }, 500);
+    return c.json(
+      {
+        error: "The admin API failed unexpectedly; nothing more is known here.",
+        fix: "Try again; if it persists, look at the Worker's logs (npx wrangler tail).",
+      },
+      500,
+    );
   });
   return admin;
 }

@@ -68,7 +68,11 @@ async function reportOne(env: Env, expert: ExpertConfig, users: string[]): Promi
     ...(secret === undefined ? {} : { apiKeySecret: secret, keyPresent: readSecret(env, secret) !== undefined }),
   };
   if (secret !== undefined && !base.keyPresent) {
-    return { ...base, status: "unusable", detail: `the secret ${secret} is not set. Set it with \`npx wrangler secret put ${secret}\` (locally: a line in .dev.vars).` };
+    return {
+      ...base,
+      status: "unusable",
+      detail: `the secret ${secret} is not set. Set it with \`npx wrangler secret put ${secret}\` (locally: a line in .dev.vars).`,
+    };
   }
   switch (expert.provider) {
     case "workers-ai":
@@ -83,7 +87,7 @@ async function reportOne(env: Env, expert: ExpertConfig, users: string[]): Promi
 function workersAi(env: Env): Pick<ModelReport, "status" | "detail"> {
   const binding: unknown = Reflect.get(env, "AI");
   if (typeof binding !== "object" || binding === null) {
-    return { status: "unusable", detail: "this deployment has no AI binding. Add `[ai] binding = \"AI\"` to its wrangler.toml environment and deploy again." };
+    return { status: "unusable", detail: 'this deployment has no AI binding. Add `[ai] binding = "AI"` to its wrangler.toml environment and deploy again.' };
   }
   if (isLocalDevelopment(env)) {
     return {
@@ -94,7 +98,11 @@ function workersAi(env: Env): Pick<ModelReport, "status" | "detail"> {
   return { status: "usable", detail: "the AI binding is present." };
 }
 
-async function openAiCompatible(env: Env, expert: ExpertConfig, secret: string | undefined): Promise<Pick<ModelReport, "status" | "detail" | "endpointReachable">> {
+async function openAiCompatible(
+  env: Env,
+  expert: ExpertConfig,
+  secret: string | undefined,
+): Promise<Pick<ModelReport, "status" | "detail" | "endpointReachable">> {
   if (!expert.base_url) return { status: "unusable", detail: "no base_url: set it to the endpoint, e.g. http://127.0.0.1:11434/v1." };
   const apiKey = secret ? readSecret(env, secret) : undefined;
   const url = `${expert.base_url.replace(/\/+$/, "")}/models`;
@@ -111,6 +119,10 @@ async function openAiCompatible(env: Env, expert: ExpertConfig, secret: string |
   } catch (error) {
     if (SlipsnisseError.is(error)) return { status: "unusable", endpointReachable: false, detail: error.toolMessage };
     const reason = error instanceof Error && error.name === "TimeoutError" ? `no answer within ${REACH_TIMEOUT_MS} ms` : "the connection failed";
-    return { status: "unusable", endpointReachable: false, detail: `${expert.base_url} is not reachable from the Worker (${reason}). Check base_url and that the server is up and public.` };
+    return {
+      status: "unusable",
+      endpointReachable: false,
+      detail: `${expert.base_url} is not reachable from the Worker (${reason}). Check base_url and that the server is up and public.`,
+    };
   }
 }

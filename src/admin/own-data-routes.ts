@@ -25,7 +25,8 @@ export function ownDataRoutes(): Hono<OwnEnv> {
   const routes = new Hono<OwnEnv>();
   routes.use("*", async (c, next) => {
     const user = userPropsSchema.safeParse(c.executionCtx.props);
-    if (!user.success) return c.json({ error: "Sign-in required.", fix: "Send Authorization: Bearer <your access token>, the one your MCP client got at sign-in." }, 401);
+    if (!user.success)
+      return c.json({ error: "Sign-in required.", fix: "Send Authorization: Bearer <your access token>, the one your MCP client got at sign-in." }, 401);
     c.set("user", user.data);
     await next();
   });
@@ -50,7 +51,8 @@ export function ownDataRoutes(): Hono<OwnEnv> {
     const skill = await existingSkill(c.env, c.req.param("skill"));
     const id = c.req.param("id");
     const parsed = threadIdSchema.safeParse(id);
-    if (!parsed.success || !(await sessionStub(c.env, skill, c.get("user").userId).deleteThread(parsed.data))) throw new OwnEntryNotFoundError("thread", id.slice(0, 80), skill);
+    if (!parsed.success || !(await sessionStub(c.env, skill, c.get("user").userId).deleteThread(parsed.data)))
+      throw new OwnEntryNotFoundError("thread", id.slice(0, 80), skill);
     return c.json({ deleted: { thread: parsed.data } });
   });
 
@@ -64,11 +66,14 @@ export function ownDataRoutes(): Hono<OwnEnv> {
     const skill = await existingSkill(c.env, c.req.param("skill"));
     const id = c.req.param("id");
     const parsed = runIdSchema.safeParse(id);
-    if (!parsed.success || !(await sessionStub(c.env, skill, c.get("user").userId).deleteRun(parsed.data))) throw new OwnEntryNotFoundError("run", id.slice(0, 80), skill);
+    if (!parsed.success || !(await sessionStub(c.env, skill, c.get("user").userId).deleteRun(parsed.data)))
+      throw new OwnEntryNotFoundError("run", id.slice(0, 80), skill);
     return c.json({ deleted: { run: parsed.data } });
   });
 
-  routes.all("*", (c) => c.json({ error: `No route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See \"Your own threads and runs\" in README.md." }, 404));
+  routes.all("*", (c) =>
+    c.json({ error: `No route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: 'See "Your own threads and runs" in README.md.' }, 404),
+  );
   routes.onError((error, c) => {
     if (error instanceof AdminApiError) return c.json({ error: error.message, fix: error.fix }, error.status);
     log("error", "own data request failed", { path: new URL(c.req.url).pathname, error: String(error) });

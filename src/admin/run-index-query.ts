@@ -10,16 +10,19 @@ export const OUTCOMES = ["ok", "budget_exhausted", "cancelled", "error"] as cons
 const cursorSchema = z.object({ s: z.number().int(), id: z.string().min(1).max(100) }).strict();
 type Cursor = z.output<typeof cursorSchema>;
 
-const cursorParam = z.string().max(400).transform((value, ctx) => {
-  try {
-    const decoded = cursorSchema.safeParse(JSON.parse(new TextDecoder().decode(base64UrlDecode(value))));
-    if (decoded.success) return decoded.data;
-  } catch {
-    // Not base64url JSON: refused below like any other unreadable cursor.
-  }
-  ctx.addIssue({ code: "custom", message: "is not a cursor this API returned" });
-  return z.NEVER;
-});
+const cursorParam = z
+  .string()
+  .max(400)
+  .transform((value, ctx) => {
+    try {
+      const decoded = cursorSchema.safeParse(JSON.parse(new TextDecoder().decode(base64UrlDecode(value))));
+      if (decoded.success) return decoded.data;
+    } catch {
+      // Not base64url JSON: refused below like any other unreadable cursor.
+    }
+    ctx.addIssue({ code: "custom", message: "is not a cursor this API returned" });
+    return z.NEVER;
+  });
 
 export const runFilterShape = {
   skill: z.string().regex(SKILL_NAME_PATTERN, "is not a skill name").optional(),
@@ -71,10 +74,28 @@ export interface RunSummary {
 }
 
 export interface RunIndexRecord {
-  run_id: string; skill: string; expert: string; user_id: string; user_login: string | null; user_email: string | null;
-  thread_id: string | null; catalog_version: number | null; provider: string; model: string; outcome: string; trace_id: string;
-  started_at: number; ended_at: number; elapsed_ms: number; steps: number; input_tokens: number; output_tokens: number;
-  tool_calls: number; tool_errors: number; downstream_bytes: number; cost: number | null;
+  run_id: string;
+  skill: string;
+  expert: string;
+  user_id: string;
+  user_login: string | null;
+  user_email: string | null;
+  thread_id: string | null;
+  catalog_version: number | null;
+  provider: string;
+  model: string;
+  outcome: string;
+  trace_id: string;
+  started_at: number;
+  ended_at: number;
+  elapsed_ms: number;
+  steps: number;
+  input_tokens: number;
+  output_tokens: number;
+  tool_calls: number;
+  tool_errors: number;
+  downstream_bytes: number;
+  cost: number | null;
 }
 
 /** The WHERE clause of the filters (without the cursor) and its bindings. */

@@ -74,7 +74,9 @@ async function checkServer(env: Env, serverId: string, config: SkillConfig, conn
       toolCount: tools.length,
       transport: connection.transport,
       ...(connection.protocolVersion === undefined ? {} : { protocolVersion: connection.protocolVersion }),
-      ...(missingTools.length === 0 ? {} : { missingTools, error: `the server does not list ${missingTools.map((m) => `"${m.tool}"`).join(", ")}, which experts whitelist` }),
+      ...(missingTools.length === 0
+        ? {}
+        : { missingTools, error: `the server does not list ${missingTools.map((m) => `"${m.tool}"`).join(", ")}, which experts whitelist` }),
     };
   } catch (error) {
     const message = SlipsnisseError.is(error) ? error.toolMessage : String(error);

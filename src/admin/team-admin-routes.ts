@@ -19,7 +19,13 @@ export function teamAdminRoutes(oauthHelpers: OAuthHelpersSource | undefined): H
   routes.onError((error, c) => {
     if (error instanceof AdminApiError) return c.json({ error: error.message, fix: error.fix }, error.status);
     log("error", "admin API request failed", { path: new URL(c.req.url).pathname, error: String(error) });
-    return c.json({ error: "The admin API failed unexpectedly; nothing more is known here.", fix: "Try again; if it persists, look at the Worker's logs (npx wrangler tail)." }, 500);
+    return c.json(
+      {
+        error: "The admin API failed unexpectedly; nothing more is known here.",
+        fix: "Try again; if it persists, look at the Worker's logs (npx wrangler tail).",
+      },
+      500,
+    );
   });
   return routes;
 }

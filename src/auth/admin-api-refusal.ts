@@ -36,7 +36,10 @@ function refusal(status: number, sentToken: boolean, oauth: z.infer<typeof oauth
     : "";
   if (status === 403) {
     const reason = oauth?.error_description ?? oauth?.error ?? "the token does not allow it";
-    return { error: `The admin API refused this token (403: ${reason}).`, fix: `Use the Worker's ADMIN_TOKEN, or sign in as a user listed in ADMIN_USERS.${localHint}` };
+    return {
+      error: `The admin API refused this token (403: ${reason}).`,
+      fix: `Use the Worker's ADMIN_TOKEN, or sign in as a user listed in ADMIN_USERS.${localHint}`,
+    };
   }
   if (!sentToken) {
     return {

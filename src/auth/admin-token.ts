@@ -19,9 +19,6 @@ export async function adminTokenUser(request: Request, env: Env): Promise<UserPr
 /** Compares digests so neither the length nor the content of the secret leaks through timing. */
 async function sameSecret(a: string, b: string): Promise<boolean> {
   const encoder = new TextEncoder();
-  const [da, db] = await Promise.all([
-    crypto.subtle.digest("SHA-256", encoder.encode(a)),
-    crypto.subtle.digest("SHA-256", encoder.encode(b)),
-  ]);
+  const [da, db] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(a)), crypto.subtle.digest("SHA-256", encoder.encode(b))]);
   return crypto.subtle.timingSafeEqual(da, db);
 }

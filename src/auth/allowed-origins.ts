@@ -12,7 +12,10 @@ export const allowedOriginsSchema = z
   .optional()
   .transform((value, ctx) => {
     const origins: string[] = [];
-    for (const entry of (value ?? "").split(",").map((item) => item.trim()).filter((item) => item.length > 0)) {
+    for (const entry of (value ?? "")
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0)) {
       const problem = originProblem(entry);
       if (problem) {
         ctx.addIssue({ code: "custom", message: `"${entry}" ${problem}` });

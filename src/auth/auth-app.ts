@@ -49,7 +49,14 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
       const details = await oauth.describeConsent(request);
       const consent = await oauth.beginConsent(request);
       const team = { tenant: c.env.TENANT || "default", host: new URL(context.origin).host };
-      return consentPage({ details, handle: consent.handle, team, providerName: context.idp.name, transactionHeaders: consent.headers, loginChoices: context.idp.loginChoices });
+      return consentPage({
+        details,
+        handle: consent.handle,
+        team,
+        providerName: context.idp.name,
+        transactionHeaders: consent.headers,
+        loginChoices: context.idp.loginChoices,
+      });
     } catch (error) {
       return authorizationFailure(error);
     }
@@ -76,7 +83,7 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
 
   app.get("/auth/callback", async (c) => {
     const oauth = context.oauth(c.env);
-    let resumed;
+    let resumed: Awaited<ReturnType<OAuthHelpers["finishUpstream"]>>;
     try {
       resumed = await oauth.finishUpstream(c.req.raw);
     } catch (error) {
@@ -95,7 +102,12 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
         ? { member: false as const, reason: `${identity.login} was removed from this team` }
         : decideMembership(context.config, identity);
       if (!decision.member) {
-        return messagePage(403, "Not a member of this team", `${decision.reason}, so no access was granted. Ask an admin of this Slipsnisse server to add you.`, headers);
+        return messagePage(
+          403,
+          "Not a member of this team",
+          `${decision.reason}, so no access was granted. Ask an admin of this Slipsnisse server to add you.`,
+          headers,
+        );
       }
       const props: UserProps = { userId, login: identity.login, email: identity.email, role: decision.role, idp: identity.provider, groups: identity.groups };
       const { redirectTo } = await oauth.completeAuthorization({

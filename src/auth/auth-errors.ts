@@ -29,9 +29,7 @@ export class DevSignInRefusedError extends SlipsnisseError {
     readonly environment: string,
     readonly reason: "environment" | "host",
   ) {
-    super(
-      `The dev identity provider refuses to sign anyone in here (host "${host}", ENVIRONMENT "${environment}").`,
-    );
+    super(`The dev identity provider refuses to sign anyone in here (host "${host}", ENVIRONMENT "${environment}").`);
     this.status = reason === "environment" ? 500 : 403;
   }
 }

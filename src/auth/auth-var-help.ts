@@ -7,7 +7,11 @@ const help = {
   ALLOWED_USERS: { secret: false, example: "alice,carol@example.com", what: "logins/emails allowed in" },
   ALLOWED_EMAIL_DOMAINS: { secret: false, example: "example.com", what: "verified email domains allowed in" },
   ALLOWED_GROUPS: { secret: false, example: "engineering", what: "OIDC group claim values allowed in" },
-  ALLOWED_ORIGINS: { secret: false, example: "https://claude.ai", what: "browser origins (scheme://host[:port], comma-separated) whose pages may call the MCP endpoints" },
+  ALLOWED_ORIGINS: {
+    secret: false,
+    example: "https://claude.ai",
+    what: "browser origins (scheme://host[:port], comma-separated) whose pages may call the MCP endpoints",
+  },
   ACCESS_TOKEN_TTL: { secret: false, example: "3600", what: "access token lifetime in seconds (>= 60)" },
   REFRESH_TOKEN_TTL: { secret: false, example: "2592000", what: "grant lifetime in seconds (>= 60)" },
   CLIENT_REGISTRATION_TTL: { secret: false, example: "604800", what: "dynamic client registration lifetime in seconds (>= 60)" },

@@ -49,7 +49,11 @@ export function markCodeToBurn(error: ProviderError): Response | undefined {
  * Serves a /token request through `exchange` and, when the provider refused a genuine code for
  * one of the reasons above, revokes that code's grant so no later attempt can redeem it.
  */
-export async function exchangeBurningFailedCodes(request: Request, exchange: (request: Request) => Promise<Response>, helpers: () => OAuthHelpers): Promise<Response> {
+export async function exchangeBurningFailedCodes(
+  request: Request,
+  exchange: (request: Request) => Promise<Response>,
+  helpers: () => OAuthHelpers,
+): Promise<Response> {
   const copy = request.clone();
   const response = await exchange(request);
   if (!response.headers.has(BURN_MARK)) return response;

@@ -67,6 +67,9 @@ export async function listMembers(db: D1Database, limit: number): Promise<Member
 export async function findMember(db: D1Database, userOrLogin: string): Promise<MemberRow | null> {
   const byId = await db.prepare(`SELECT * FROM ${table} WHERE user_id = ?1`).bind(userOrLogin).first<MemberRow>();
   if (byId) return byId;
-  const byLogin = await db.prepare(`SELECT * FROM ${table} WHERE lower(login) = lower(?1) OR lower(email) = lower(?1) LIMIT 2`).bind(userOrLogin).all<MemberRow>();
+  const byLogin = await db
+    .prepare(`SELECT * FROM ${table} WHERE lower(login) = lower(?1) OR lower(email) = lower(?1) LIMIT 2`)
+    .bind(userOrLogin)
+    .all<MemberRow>();
   return byLogin.results.length === 1 ? (byLogin.results[0] ?? null) : null;
 }

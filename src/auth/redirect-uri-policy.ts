@@ -60,7 +60,9 @@ export function judgeRedirectUri(uri: string): RedirectVerdict {
   if (uri.includes("#")) return refused("has a fragment (#), which OAuth redirect URIs must not have");
   if (scheme === "https") return url.hostname ? { ok: true, kind: "web" } : refused("has no host");
   if (scheme === "http") {
-    return isLoopbackHost(url.hostname) ? { ok: true, kind: "loopback" } : refused("uses plain http off this computer; the code would cross the network unencrypted");
+    return isLoopbackHost(url.hostname)
+      ? { ok: true, kind: "loopback" }
+      : refused("uses plain http off this computer; the code would cross the network unencrypted");
   }
   return { ok: true, kind: "native-app" };
 }

@@ -16,13 +16,14 @@ export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]*$/;
 
 export const DEFAULT_SKILL = "default";
 
-const headerValue = z
-  .string()
-  .describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
+const headerValue = z.string().describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
 
 export const downstreamServerSchema = z
   .object({
-    url: z.url({ protocol: /^https?$/ }).optional().describe("Remote MCP endpoint (Streamable HTTP or legacy SSE)."),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe("Remote MCP endpoint (Streamable HTTP or legacy SSE)."),
     binding: z
       .string()
       .regex(/^[A-Z][A-Z0-9_]*$/)
@@ -56,7 +57,13 @@ export const budgetSchema = z
 
 export const historySchema = z
   .object({
-    max_tokens: z.number().int().min(100).max(1_000_000).default(30_000).describe("Thread history kept, in approximate tokens (4 characters each); oldest turns go first."),
+    max_tokens: z
+      .number()
+      .int()
+      .min(100)
+      .max(1_000_000)
+      .default(30_000)
+      .describe("Thread history kept, in approximate tokens (4 characters each); oldest turns go first."),
     max_messages: z.number().int().min(2).max(1_000).default(50).describe("Thread history kept, in messages (user, assistant and tool turns)."),
   })
   .strict();
@@ -93,7 +100,9 @@ export const expertSchema = z
     ask_back: z
       .boolean()
       .default(false)
-      .describe("Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it."),
+      .describe(
+        "Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it.",
+      ),
     ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
   })
   .strict();
@@ -149,12 +158,16 @@ export const modelPriceSchema = z
 
 export const pricingSchema = z
   .partialRecord(expertSchema.shape.provider.unwrap(), z.record(z.string().min(1), modelPriceSchema))
-  .describe("Prices per provider and model id, e.g. {\"google\": {\"gemini-2.5-flash\": {\"input_per_million\": 0.3, \"output_per_million\": 2.5}}}. Usage reports cost only for priced models.");
+  .describe(
+    'Prices per provider and model id, e.g. {"google": {"gemini-2.5-flash": {"input_per_million": 0.3, "output_per_million": 2.5}}}. Usage reports cost only for priced models.',
+  );
 
 export const skillSchema = z
   .object({
     description: z.string().max(2_000).optional(),
-    limits: skillLimitsSchema.optional().describe("Runs, tokens and cost per day and runs in flight, per user and for the whole skill; checked before the model is called."),
+    limits: skillLimitsSchema
+      .optional()
+      .describe("Runs, tokens and cost per day and runs in flight, per user and for the whole skill; checked before the model is called."),
     retention_days: z.number().int().min(1).max(3_650).default(DEFAULT_RETENTION_DAYS).describe("Runs and threads older than this many days are deleted."),
     access: skillAccessSchema.optional().describe("Who may use this skill; without it every member may. Admins always may."),
     servers: z.record(z.string(), downstreamServerSchema).default({}),

@@ -18,9 +18,7 @@ export interface SkillChange {
   /** False when the submitted config equals the live one, so no version was added. */
   changed: boolean;
 }
-export type ReplaceCatalogResult =
-  | { ok: true; versions: SkillChange[]; removed: string[] }
-  | { ok: false; problems: CatalogProblem[] };
+export type ReplaceCatalogResult = { ok: true; versions: SkillChange[]; removed: string[] } | { ok: false; problems: CatalogProblem[] };
 
 /** Saves a validated config as a new version (unless identical to the live one) and publishes it. */
 export async function saveSkillConfig(env: CatalogBindings, skill: string, config: SkillConfig, meta: ChangeMeta): Promise<SkillChange> {

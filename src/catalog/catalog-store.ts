@@ -97,9 +97,7 @@ export async function getSkill(db: D1Database, skill: string): Promise<StoredSki
 }
 
 export async function listSkills(db: D1Database): Promise<SkillSummary[]> {
-  const { results } = await db
-    .prepare("SELECT name, current_version AS version, updated_at AS updatedAt FROM skills ORDER BY name")
-    .all<SkillSummary>();
+  const { results } = await db.prepare("SELECT name, current_version AS version, updated_at AS updatedAt FROM skills ORDER BY name").all<SkillSummary>();
   return results;
 }
 

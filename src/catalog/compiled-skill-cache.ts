@@ -26,7 +26,10 @@ const memo = new WeakMap<KVNamespace, Map<string, { skill: CompiledSkill; until:
 
 function memoFor(env: CatalogBindings): Map<string, { skill: CompiledSkill; until: number }> {
   let entries = memo.get(env.CACHE);
-  if (!entries) memo.set(env.CACHE, (entries = new Map()));
+  if (!entries) {
+    entries = new Map();
+    memo.set(env.CACHE, entries);
+  }
   return entries;
 }
 

@@ -16,7 +16,8 @@ export function adminClient(flags, { env, cwd }) {
   if (!base) {
     throw new CliError("No Worker URL given.", "Pass --url https://<worker>.workers.dev or set SLIPSNISSE_URL (http://127.0.0.1:8787 for `npm start`).", 2);
   }
-  if (!/^https?:\/\//.test(base)) throw new CliError(`The Worker URL "${base}" is not an http(s) URL.`, "Write it like https://slipsnisse.example.workers.dev.", 2);
+  if (!/^https?:\/\//.test(base))
+    throw new CliError(`The Worker URL "${base}" is not an http(s) URL.`, "Write it like https://slipsnisse.example.workers.dev.", 2);
   // An empty value counts as unset, as for SLIPSNISSE_URL.
   const given = (typeof flags.token === "string" && flags.token !== "" ? flags.token : undefined) ?? (env.SLIPSNISSE_ADMIN_TOKEN || undefined);
   const local = given === undefined ? localAdminToken(base, cwd) : undefined;
@@ -55,9 +56,13 @@ export function adminClient(flags, { env, cwd }) {
       parsed = undefined;
     }
     // A refusal of the credentials is one whatever its body (older Workers sent an empty 401).
-    if (response.status === 401 || response.status === 403) throw credentialsRefused(response.status, parsed ?? {}, token === undefined ? "none" : local ? "file" : "given", local?.file);
+    if (response.status === 401 || response.status === 403)
+      throw credentialsRefused(response.status, parsed ?? {}, token === undefined ? "none" : local ? "file" : "given", local?.file);
     if (parsed === undefined) {
-      throw new CliError(`${method} ${url} answered HTTP ${response.status} with something that is not the admin API's JSON.`, "Check that --url points at a Slipsnisse Worker (its base URL, without /admin/api).");
+      throw new CliError(
+        `${method} ${url} answered HTTP ${response.status} with something that is not the admin API's JSON.`,
+        "Check that --url points at a Slipsnisse Worker (its base URL, without /admin/api).",
+      );
     }
     if (response.ok) return parsed;
     throw refusal(response.status, parsed);

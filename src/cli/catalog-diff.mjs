@@ -30,10 +30,7 @@ export function diffCatalogs(live, local) {
 
 /** @param {Obj} before @param {Obj} after */
 function diffSkill(before, after) {
-  const lines = [
-    ...diffFields("description", before.description, after.description),
-    ...diffFields("tool_policy", before.tool_policy, after.tool_policy),
-  ];
+  const lines = [...diffFields("description", before.description, after.description), ...diffFields("tool_policy", before.tool_policy, after.tool_policy)];
   const servers = [asObj(before.servers), asObj(after.servers)];
   for (const id of union(servers[0], servers[1])) lines.push(...diffEntry("server", id, servers[0][id], servers[1][id]));
   const experts = [byName(before.experts), byName(after.experts)];

@@ -68,7 +68,9 @@ export async function main(argv, io) {
       io.stderr.write(`error: ${error.message}\nfix: ${error.fix}\n`);
       return error.exitCode;
     }
-    io.stderr.write(`error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nfix: please report this with the command you ran.\n`);
+    io.stderr.write(
+      `error: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\nfix: please report this with the command you ran.\n`,
+    );
     return 1;
   }
 }

@@ -38,7 +38,10 @@ export function splitSections(docName: string, markdown: string): DocSection[] {
 }
 
 export function search(sections: readonly DocSection[], query: string, limit: number): SearchHit[] {
-  const terms = query.toLowerCase().split(/[^a-z0-9_-]+/).filter((term) => term.length > 1);
+  const terms = query
+    .toLowerCase()
+    .split(/[^a-z0-9_-]+/)
+    .filter((term) => term.length > 1);
   if (terms.length === 0) return [];
   return sections
     .map((section) => {
@@ -62,9 +65,15 @@ function snippet(text: string, terms: readonly string[]): string {
   const lower = text.toLowerCase();
   const at = Math.max(0, Math.min(...terms.map((term) => lower.indexOf(term)).filter((i) => i >= 0)));
   const start = Math.max(0, at - 80);
-  return `${start > 0 ? "…" : ""}${text.slice(start, start + 240).replace(/\s+/g, " ").trim()}…`;
+  return `${start > 0 ? "…" : ""}${text
+    .slice(start, start + 240)
+    .replace(/\s+/g, " ")
+    .trim()}…`;
 }
 
 function slug(title: string): string {
-  return title.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  return title
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
 }

@@ -28,9 +28,7 @@ function buildDocsServer(): McpServer {
     },
     ({ query, limit }) => {
       const hits = search(docs(), query, limit);
-      const text = hits.length
-        ? hits.map((hit) => `- ${hit.title} (path: ${hit.path})\n  ${hit.snippet}`).join("\n")
-        : `No section matches "${query}".`;
+      const text = hits.length ? hits.map((hit) => `- ${hit.title} (path: ${hit.path})\n  ${hit.snippet}`).join("\n") : `No section matches "${query}".`;
       return { content: [{ type: "text", text }] };
     },
   );

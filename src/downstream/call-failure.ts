@@ -1,11 +1,6 @@
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { SlipsnisseError } from "../errors";
-import {
-  DownstreamCallAbortedError,
-  DownstreamProtocolError,
-  DownstreamTimeoutError,
-  DownstreamUnavailableError,
-} from "./downstream-errors";
+import { DownstreamCallAbortedError, DownstreamProtocolError, DownstreamTimeoutError, DownstreamUnavailableError } from "./downstream-errors";
 import { isStreamEndedError } from "./cancel-closes-stream-transport";
 import { describeFailure } from "./transport-failure";
 

@@ -33,11 +33,7 @@ const CLIENT_INFO = { name: "slipsnisse", version: "0.1.0" };
  * whole connect, fallback included, is bounded by connect_timeout_ms.
  * Throws DownstreamUnavailableError naming the server.
  */
-export async function connectDownstream(
-  serverId: string,
-  config: DownstreamServerConfig,
-  env: Env,
-): Promise<DownstreamConnection> {
+export async function connectDownstream(serverId: string, config: DownstreamServerConfig, env: Env): Promise<DownstreamConnection> {
   let secretValues: readonly string[] = [];
   const redact = (text: string) => redactSecretValues(text, secretValues);
   try {

@@ -18,8 +18,7 @@ export class DownstreamUnavailableError extends SlipsnisseError {
   ) {
     super(`Downstream server "${serverId}" is unavailable: ${reason}`);
     this.fix =
-      cause?.fix ??
-      `Check that "${serverId}" is running and reachable at its configured URL, and that its transport and headers in the catalog are right.`;
+      cause?.fix ?? `Check that "${serverId}" is running and reachable at its configured URL, and that its transport and headers in the catalog are right.`;
   }
 }
 

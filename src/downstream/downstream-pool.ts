@@ -67,20 +67,12 @@ export class DownstreamPool implements ToolSource {
     return untilAborted(entry.listing, options?.signal, () => new DownstreamCallAbortedError(serverId, "tools/list"));
   }
 
-  async callTool(
-    serverId: string,
-    toolName: string,
-    args: Record<string, unknown>,
-    options?: ToolCallOptions,
-  ): Promise<CallToolResult> {
+  async callTool(serverId: string, toolName: string, args: Record<string, unknown>, options?: ToolCallOptions): Promise<CallToolResult> {
     const entry = this.entry(serverId);
     const signal = options?.signal;
     if (this.pins !== undefined) await this.refuseWithheld(entry, toolName, signal);
     const result = await this.request(entry, toolName, signal, (connection) =>
-      connection.client.callTool(
-        { name: toolName, arguments: args },
-        { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) },
-      ),
+      connection.client.callTool({ name: toolName, arguments: args }, { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) }),
     );
     // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
     return redactDeep(result.value, result.connection.redact);
@@ -124,9 +116,7 @@ export class DownstreamPool implements ToolSource {
       live.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" }),
     );
     // A hostile server could echo our credentials into a description; nothing cached may hold them.
-    const tools = result.tools
-      .map((tool) => toDownstreamTool(redactDeep(tool, connection.redact)))
-      .filter((tool): tool is DownstreamTool => tool !== null);
+    const tools = result.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
     const checked = await this.checkPins(entry.serverId, tools);
@@ -228,20 +218,13 @@ export class DownstreamPool implements ToolSource {
       };
       return connection;
     } catch (error) {
-      const failure =
-        error instanceof DownstreamUnavailableError ? error : new DownstreamUnavailableError(entry.serverId, String(error));
+      const failure = error instanceof DownstreamUnavailableError ? error : new DownstreamUnavailableError(entry.serverId, String(error));
       if (!this.closed) markFailed(entry, failure.reason, this.now(), this.backoff);
       throw failure;
     }
   }
 
-  private failure(
-    entry: PoolEntry,
-    connection: DownstreamConnection,
-    target: string,
-    error: unknown,
-    signal: AbortSignal | undefined,
-  ): Error {
+  private failure(entry: PoolEntry, connection: DownstreamConnection, target: string, error: unknown, signal: AbortSignal | undefined): Error {
     const failure = classifyCallFailure(error, {
       serverId: entry.serverId,
       target,

@@ -25,12 +25,7 @@ export interface ToolSource {
   /** The skill whose servers these are, for messages that point at its admin routes. */
   readonly skill?: string;
   listTools(serverId: string, options?: ToolCallOptions): Promise<readonly DownstreamTool[]>;
-  callTool(
-    serverId: string,
-    toolName: string,
-    args: Record<string, unknown>,
-    options?: ToolCallOptions,
-  ): Promise<CallToolResult>;
+  callTool(serverId: string, toolName: string, args: Record<string, unknown>, options?: ToolCallOptions): Promise<CallToolResult>;
   /**
    * Tools of the server's latest listing that listTools left out (call after listTools). Optional:
    * sources that withhold nothing need not implement it.

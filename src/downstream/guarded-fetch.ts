@@ -39,21 +39,12 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
         throw refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
       }
       if (hop >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
-      request =
-        response.status === 303
-          ? new Request(next, { method: "GET", headers: request.headers, signal: request.signal })
-          : new Request(next, request);
+      request = response.status === 303 ? new Request(next, { method: "GET", headers: request.headers, signal: request.signal }) : new Request(next, request);
     }
   };
 }
 
-async function assertResolvesPublic(
-  refuse: RefuseUrl,
-  url: URL,
-  env: Env,
-  resolve: HostResolver,
-  trusted: Map<string, number>,
-): Promise<void> {
+async function assertResolvesPublic(refuse: RefuseUrl, url: URL, env: Env, resolve: HostResolver, trusted: Map<string, number>): Promise<void> {
   // Local development may use loopback and has no network for lookups; IP literals were checked already.
   if (isLocalDevelopment(env) || hostProblem(url.hostname) !== null || isIpLiteral(url.hostname)) return;
   if ((trusted.get(url.hostname) ?? 0) > Date.now()) return;

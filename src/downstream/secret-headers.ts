@@ -15,11 +15,7 @@ export interface ResolvedHeaders {
  * result lives only in the connection's memory: it is never stored, cached or logged.
  * Throws MissingSecretError (naming the server and the secret, never a value).
  */
-export function resolveSecretHeaders(
-  serverId: string,
-  configured: Readonly<Record<string, string>>,
-  env: Env,
-): ResolvedHeaders {
+export function resolveSecretHeaders(serverId: string, configured: Readonly<Record<string, string>>, env: Env): ResolvedHeaders {
   const headers: Record<string, string> = {};
   const secretValues = new Set<string>();
   for (const [name, template] of Object.entries(configured)) {
@@ -57,7 +53,5 @@ export function redactDeep<T>(value: T, redact: (text: string) => string, depth 
   if (typeof value === "string") return redact(value) as T;
   if (depth > 32 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item: unknown) => redactDeep(item, redact, depth + 1)) as T;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [redact(key), redactDeep(item, redact, depth + 1)]),
-  ) as T;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key), redactDeep(item, redact, depth + 1)])) as T;
 }

@@ -21,7 +21,8 @@ export class ToolWithheldError extends SlipsnisseError {
 /** The pins could not be read or written (D1 failed): the server's tools are withheld, not trusted unchecked. */
 export class ToolPinCheckFailedError extends SlipsnisseError {
   readonly kind = "tool-pin-check-failed";
-  readonly fix = "Check that the D1 binding DB works and has migrations/0002_tool_pins.sql applied (`npx wrangler d1 migrations apply DB --remote`, plus `--env <tenant>` for a tenant; `npm start` applies them locally); the next listing retries.";
+  readonly fix =
+    "Check that the D1 binding DB works and has migrations/0002_tool_pins.sql applied (`npx wrangler d1 migrations apply DB --remote`, plus `--env <tenant>` for a tenant; `npm start` applies them locally); the next listing retries.";
   constructor(
     readonly serverId: string,
     readonly reason: string,

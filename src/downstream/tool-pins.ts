@@ -97,13 +97,7 @@ async function uniqueDefinitions(liveTools: readonly DownstreamTool[], withheld:
  * transaction). INSERT ... DO NOTHING makes concurrent sessions agree: whichever pins first
  * wins, and the other compares its listing against that pin like any later listing.
  */
-async function pinAndRead(
-  db: PinDatabase,
-  skill: string,
-  serverId: string,
-  definitions: readonly ToolDefinition[],
-  now: number,
-): Promise<Map<string, PinRow>> {
+async function pinAndRead(db: PinDatabase, skill: string, serverId: string, definitions: readonly ToolDefinition[], now: number): Promise<Map<string, PinRow>> {
   const inserts = chunks(definitions).map((chunk) =>
     db
       .prepare(

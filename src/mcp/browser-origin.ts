@@ -12,7 +12,11 @@ function configuredOrigins(env: Env): ReadonlySet<string> {
   if (cached !== undefined && cached.raw === raw) return cached.origins;
   const parsed = allowedOriginsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new AuthConfigError("ALLOWED_ORIGINS", `is invalid (${parsed.error.issues.map((issue) => issue.message).join("; ")})`, authVarHelp("ALLOWED_ORIGINS"));
+    throw new AuthConfigError(
+      "ALLOWED_ORIGINS",
+      `is invalid (${parsed.error.issues.map((issue) => issue.message).join("; ")})`,
+      authVarHelp("ALLOWED_ORIGINS"),
+    );
   }
   cached = { raw, origins: new Set(parsed.data) };
   return cached.origins;

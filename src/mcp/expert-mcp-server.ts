@@ -74,7 +74,10 @@ const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
 function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
   let schema = inputSchemas.get(expert);
-  if (!schema) inputSchemas.set(expert, (schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert))));
+  if (!schema) {
+    schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert));
+    inputSchemas.set(expert, schema);
+  }
   return schema;
 }
 
@@ -82,7 +85,10 @@ function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
 function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJsonSchema } {
   if (!expert.output_schema) return {};
   let schema = outputSchemas.get(expert);
-  if (!schema) outputSchemas.set(expert, (schema = fromJsonSchema<Record<string, unknown>>(expert.output_schema as JsonSchemaType)));
+  if (!schema) {
+    schema = fromJsonSchema<Record<string, unknown>>(expert.output_schema as JsonSchemaType);
+    outputSchemas.set(expert, schema);
+  }
   return { outputSchema: schema };
 }
 
@@ -102,7 +108,15 @@ async function callExpert(
   const missing = answer === undefined ? missingArguments(expert, args) : [];
   if (missing.length > 0) {
     const names = missing.map((name) => `\`${name}\``).join(", ");
-    return { isError: true, content: [{ type: "text", text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.` }] };
+    return {
+      isError: true,
+      content: [
+        {
+          type: "text",
+          text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.`,
+        },
+      ],
+    };
   }
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
@@ -134,7 +148,12 @@ async function callExpert(
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {
       isError: true,
-      content: [{ type: "text", text: `Expert "${expert.name}" could not run: its session failed (run ${runId}). Try again; if it persists, an admin can look up the run.` }],
+      content: [
+        {
+          type: "text",
+          text: `Expert "${expert.name}" could not run: its session failed (run ${runId}). Try again; if it persists, an admin can look up the run.`,
+        },
+      ],
     };
   } finally {
     ctx.mcpReq.signal.removeEventListener("abort", onAbort);

@@ -43,10 +43,7 @@ export function missingArguments(expert: ExpertConfig, args: Record<string, unkn
 }
 
 /** Splits the validated arguments into the expert's own, the thread handle and a reply to its question. */
-export function splitThread(
-  args: Record<string, unknown>,
-  expert?: ExpertConfig,
-): { args: Record<string, unknown>; thread?: string; answer?: string } {
+export function splitThread(args: Record<string, unknown>, expert?: ExpertConfig): { args: Record<string, unknown>; thread?: string; answer?: string } {
   const { [THREAD_ARGUMENT]: thread, ...rest } = args;
   let own = rest;
   let answer: string | undefined;

@@ -100,10 +100,7 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   if (refusal) return refusal;
   const skill = await loadSkill(env, skillName);
   if (!skill) {
-    return Response.json(
-      { error: `No skill named "${skillName}" in this tenant's catalog.` },
-      { status: 404 },
-    );
+    return Response.json({ error: `No skill named "${skillName}" in this tenant's catalog.` }, { status: 404 });
   }
   // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
   if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);

@@ -22,7 +22,9 @@ export class ExpertInputTooLargeError extends SlipsnisseError {
     readonly bytes: number,
     readonly limit: number,
   ) {
-    super(`Expert "${expert}" refused its arguments: they are ${bytes} bytes of JSON, over its limit of ${limit} bytes (budget.max_input_bytes). Nothing was sent to the model.`);
+    super(
+      `Expert "${expert}" refused its arguments: they are ${bytes} bytes of JSON, over its limit of ${limit} bytes (budget.max_input_bytes). Nothing was sent to the model.`,
+    );
     this.fix = `Send a shorter request: pass references the expert's tools can look up (URLs, ids, paths) instead of whole documents, or raise budget.max_input_bytes of expert "${expert}" in the catalog.`;
   }
 }

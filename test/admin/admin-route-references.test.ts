@@ -21,7 +21,9 @@ describe("admin routes named in messages", () => {
   });
 
   it("every GET/POST/PUT/DELETE /admin/api/… a message names is a registered route", () => {
-    const missing = adminRoutes.filter(({ method, path }) => !routes.some((route) => (route.method === method || route.method === "ALL") && routeServes(route.path, path)));
+    const missing = adminRoutes.filter(
+      ({ method, path }) => !routes.some((route) => (route.method === method || route.method === "ALL") && routeServes(route.path, path)),
+    );
     expect(missing).toEqual([]);
   });
 });

@@ -26,10 +26,7 @@ export async function admin(method: string, path: string, body?: unknown, header
 }
 
 /** Calls the app in-process with the props an OAuth grant would carry, or with extra env vars. */
-export async function adminAs(
-  request: Request,
-  { props, vars = {} }: { props?: UserProps; vars?: Record<string, string> } = {},
-): Promise<Response> {
+export async function adminAs(request: Request, { props, vars = {} }: { props?: UserProps; vars?: Record<string, string> } = {}): Promise<Response> {
   const ctx = createExecutionContext();
   const scoped: ExecutionContext = {
     waitUntil: (promise) => ctx.waitUntil(promise),

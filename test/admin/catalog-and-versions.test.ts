@@ -13,7 +13,15 @@ describe("the whole catalog", () => {
   it("replaces the catalog and reads it back in a form that can be pushed again", async () => {
     const [one, two] = [uniqueSkill("cat-one"), uniqueSkill("cat-two")];
     const put = await admin("PUT", "/catalog", { skills: { [one]: { experts: [expert("1")] }, [two]: { description: "empty" } } });
-    expect(put).toMatchObject({ status: 200, body: { skills: [{ skill: one, version: 1, changed: true }, { skill: two, version: 1, changed: true }] } });
+    expect(put).toMatchObject({
+      status: 200,
+      body: {
+        skills: [
+          { skill: one, version: 1, changed: true },
+          { skill: two, version: 1, changed: true },
+        ],
+      },
+    });
     const got = await admin("GET", "/catalog");
     expect(Object.keys(got.body.skills as object).sort()).toEqual([one, two].sort());
     const again = await admin("PUT", "/catalog", got.body);
@@ -23,7 +31,9 @@ describe("the whole catalog", () => {
 
   it("refuses an invalid catalog with every problem by path and changes nothing", async () => {
     const skill = uniqueSkill("cat-bad");
-    const answer = await admin("PUT", "/catalog", { skills: { [skill]: { experts: [{ name: "a", description: "d", internal_tools: { x: ["y"] } }] }, BAD: {} } });
+    const answer = await admin("PUT", "/catalog", {
+      skills: { [skill]: { experts: [{ name: "a", description: "d", internal_tools: { x: ["y"] } }] }, BAD: {} },
+    });
     expect(answer.status).toBe(400);
     expect(paths(answer.problems)).toEqual(expect.arrayContaining([`$.skills.${skill}.experts[0].internal_tools.x`, "$.skills.BAD"]));
     expect(await listVersions(env.DB, skill)).toEqual([]);
@@ -31,7 +41,10 @@ describe("the whole catalog", () => {
 
   it("validates without saving: 200 for a valid document, 400 with paths for an invalid one", async () => {
     const skill = uniqueSkill("validate");
-    expect(await admin("POST", "/validate", { skills: { [skill]: { experts: [expert("ok")] } } })).toMatchObject({ status: 200, body: { ok: true, skills: [skill] } });
+    expect(await admin("POST", "/validate", { skills: { [skill]: { experts: [expert("ok")] } } })).toMatchObject({
+      status: 200,
+      body: { ok: true, skills: [skill] },
+    });
     const bad = await admin("POST", "/validate", { mcps: { fs: { command: "npx" } }, tools: [] });
     expect(bad.status).toBe(400);
     expect(paths(bad.problems)).toContain("$.mcps.fs.command");
@@ -43,7 +56,10 @@ describe("the whole catalog", () => {
     const skill = uniqueSkill("base-url");
     const model = (base_url: string) => ({ name: "ask", description: "d", provider: "openai-compatible", model: "m", base_url });
     for (const base_url of ["ftp://models.example.com/v1", "javascript:alert(1)", "https://10.1.2.3/v1"]) {
-      for (const [method, path] of [["POST", "/validate"], ["PUT", `/skills/${skill}`]] as const) {
+      for (const [method, path] of [
+        ["POST", "/validate"],
+        ["PUT", `/skills/${skill}`],
+      ] as const) {
         const answer = await admin(method, path, method === "POST" ? { skills: { [skill]: { experts: [model(base_url)] } } } : { experts: [model(base_url)] });
         expect(answer.status, `${method} ${path} ${base_url}`).toBe(400);
         const problem = answer.problems?.find((p) => p.path.endsWith(".experts[0].base_url"));
@@ -68,9 +84,17 @@ describe("versions and rollback", () => {
 
     const restored = await admin("POST", `/skills/${skill}/versions/1/restore`);
     expect(restored).toMatchObject({ status: 200, body: { skill, version: 3, restoredFrom: 1 } });
-    expect((await admin("GET", `/skills/${skill}/versions`)).body.versions).toMatchObject([{ version: 3, note: "restored from version 1", current: true }, {}, {}]);
+    expect((await admin("GET", `/skills/${skill}/versions`)).body.versions).toMatchObject([
+      { version: 3, note: "restored from version 1", current: true },
+      {},
+      {},
+    ]);
     expect(await env.CACHE.get(compiledSkillKey(skill), "json")).toMatchObject({ version: 3, config: { experts: [{ description: "first" }] } });
-    expect((await admin("GET", `/skills/${skill}/versions/2`)).body).toMatchObject({ version: 2, author: "dev", config: { experts: [{ description: "second" }] } });
+    expect((await admin("GET", `/skills/${skill}/versions/2`)).body).toMatchObject({
+      version: 2,
+      author: "dev",
+      config: { experts: [{ description: "second" }] },
+    });
   });
 
   it("brings a deleted skill back by restoring a version", async () => {

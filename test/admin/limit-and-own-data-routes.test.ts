@@ -19,7 +19,9 @@ async function asMember(user: UserProps, method: string, path: string): Promise<
 
 describe("usage against limits (admin) and a member's own data", () => {
   const models = useCatalogWithScriptedModels({
-    skills: { "limits-view": { limits: { per_user: { runs_per_day: 5, tokens_per_day: 1000 }, per_skill: { runs_in_flight: 3 } }, experts: [expertOf("answer", {})] } },
+    skills: {
+      "limits-view": { limits: { per_user: { runs_per_day: 5, tokens_per_day: 1000 }, per_skill: { runs_in_flight: 3 } }, experts: [expertOf("answer", {})] },
+    },
   });
 
   it("shows today's counters of the skill and each user beside the limits", async () => {

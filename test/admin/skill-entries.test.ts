@@ -34,7 +34,13 @@ describe("whole skills", () => {
     });
     expect(answer.status).toBe(400);
     expect(paths(answer.problems)).toEqual(
-      expect.arrayContaining(["$.servers.docs.url", '$.servers["Bad Id"]', "$.experts[0].name", "$.experts[0].description", "$.experts[0].internal_tools.nowhere"]),
+      expect.arrayContaining([
+        "$.servers.docs.url",
+        '$.servers["Bad Id"]',
+        "$.experts[0].name",
+        "$.experts[0].description",
+        "$.experts[0].internal_tools.nowhere",
+      ]),
     );
     expect(answer.problems.every((problem) => problem.fix.length > 0)).toBe(true);
     expect(await listVersions(env.DB, skill)).toEqual([]);
@@ -46,7 +52,10 @@ describe("whole skills", () => {
 
   it("refuses a skill name that cannot be a URL path, and a body that is not JSON", async () => {
     expect(await admin("PUT", "/skills/Has_Caps", {})).toMatchObject({ status: 400, body: { error: expect.stringContaining("lowercase") } });
-    expect(await admin("PUT", `/skills/${uniqueSkill("json")}`, "{not json")).toMatchObject({ status: 400, body: { error: "The request body is not valid JSON." } });
+    expect(await admin("PUT", `/skills/${uniqueSkill("json")}`, "{not json")).toMatchObject({
+      status: 400,
+      body: { error: "The request body is not valid JSON." },
+    });
   });
 
   it("makes a save conditional with If-Match and answers 412 to a stale version", async () => {
@@ -66,14 +75,21 @@ describe("servers of a skill", () => {
     expect((await admin("POST", `/skills/${skill}/servers`, { id: "fs", url: "https://other.example.com/mcp" })).status).toBe(409);
     const updated = await admin("PUT", `/skills/${skill}/servers/fs`, { url: "https://fs2.example.com/mcp", transport: "sse" });
     expect(updated).toMatchObject({ status: 200, body: { version: 3 } });
-    expect((await admin("GET", `/skills/${skill}`)).body).toMatchObject({ config: { servers: { fs: { url: "https://fs2.example.com/mcp", transport: "sse" } } } });
+    expect((await admin("GET", `/skills/${skill}`)).body).toMatchObject({
+      config: { servers: { fs: { url: "https://fs2.example.com/mcp", transport: "sse" } } },
+    });
     expect((await admin("PUT", `/skills/${skill}/servers/nope`, { url: "https://x.example.com/mcp" })).status).toBe(404);
     expect((await admin("POST", `/skills/${uniqueSkill("absent")}/servers`, { id: "fs", url: "https://x.example.com/mcp" })).status).toBe(404);
   });
 
   it("reports problems at paths into the server that was sent, the id at $.id", async () => {
     const skill = await newSkill("server-paths");
-    const answer = await admin("POST", `/skills/${skill}/servers`, { id: "Bad__Id", url: "ftp://x", transprot: "sse", headers: { "X-Api-Key": "sk-live-123456789012345678901234" } });
+    const answer = await admin("POST", `/skills/${skill}/servers`, {
+      id: "Bad__Id",
+      url: "ftp://x",
+      transprot: "sse",
+      headers: { "X-Api-Key": "sk-live-123456789012345678901234" },
+    });
     expect(answer.status).toBe(400);
     expect(paths(answer.problems)).toEqual(expect.arrayContaining(["$.id", "$.url", "$.transprot", "$.headers.X-Api-Key"]));
     expect(JSON.stringify(answer.body)).not.toContain("sk-live-123456789012345678901234");
@@ -96,7 +112,10 @@ describe("experts of a skill", () => {
     expect(await admin("POST", `/skills/${skill}/experts`, second)).toMatchObject({ status: 201, body: { version: 2, expert: "summarize" } });
     expect((await admin("POST", `/skills/${skill}/experts`, { ...second, description: "again" })).status).toBe(409);
     expect((await admin("PUT", `/skills/${skill}/experts/summarize`, { ...second, name: "ask_docs" })).status).toBe(409);
-    expect(await admin("PUT", `/skills/${skill}/experts/summarize`, { ...second, name: "summarise" })).toMatchObject({ status: 200, body: { expert: "summarise" } });
+    expect(await admin("PUT", `/skills/${skill}/experts/summarize`, { ...second, name: "summarise" })).toMatchObject({
+      status: 200,
+      body: { expert: "summarise" },
+    });
     expect((await admin("PUT", `/skills/${skill}/experts/summarize`, second)).status).toBe(404);
     expect(await admin("DELETE", `/skills/${skill}/experts/summarise`)).toMatchObject({ status: 200, body: { deleted: true } });
     const names = ((await admin("GET", `/skills/${skill}`)).body.config as { experts: { name: string }[] }).experts.map((e) => e.name);
@@ -107,7 +126,13 @@ describe("experts of a skill", () => {
     const skill = await newSkill("expert-paths");
     const ok = await admin("PUT", `/skills/${skill}/experts/ask_docs`, { description: "Better answers.", internal_tools: { docs: ["search"] } });
     expect(ok).toMatchObject({ status: 200, body: { expert: "ask_docs", version: 2 } });
-    const bad = await admin("POST", `/skills/${skill}/experts`, { name: "x", description: "d", provider: "openai", budget: { max_steps: 0 }, internal_tools: { web: ["get"] } });
+    const bad = await admin("POST", `/skills/${skill}/experts`, {
+      name: "x",
+      description: "d",
+      provider: "openai",
+      budget: { max_steps: 0 },
+      internal_tools: { web: ["get"] },
+    });
     expect(bad.status).toBe(400);
     expect(paths(bad.problems)).toEqual(expect.arrayContaining(["$.provider", "$.budget.max_steps", "$.internal_tools.web"]));
   });

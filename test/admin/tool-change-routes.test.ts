@@ -38,7 +38,12 @@ describe("admin API: changed tool definitions", () => {
 
     const listed = await call("GET", `/skills/${skill}/tool-changes`);
     const [change] = changesOf(listed.body);
-    expect(change).toMatchObject({ server: "echo", tool: "echo", pinned: { definition: { description: "Returns the text it was given." } }, pending: { definition: { description: "New words." } } });
+    expect(change).toMatchObject({
+      server: "echo",
+      tool: "echo",
+      pinned: { definition: { description: "Returns the text it was given." } },
+      pending: { definition: { description: "New words." } },
+    });
 
     const accept = `/skills/${skill}/tool-changes/echo/echo/accept`;
     const stale = await call("POST", accept, { hash: "0".repeat(64) });
@@ -48,7 +53,10 @@ describe("admin API: changed tool definitions", () => {
     expect((await call("POST", `/skills/${skill}/tool-changes/echo/unknown/accept`, { hash: change!.pending.hash })).status).toBe(404);
 
     const accepted = await call("POST", accept, { hash: change!.pending.hash });
-    expect(accepted).toEqual({ status: 200, body: { skill, server: "echo", tool: "echo", hash: change!.pending.hash, accepted: true, invalidatedCacheEntries: 1 } });
+    expect(accepted).toEqual({
+      status: 200,
+      body: { skill, server: "echo", tool: "echo", hash: change!.pending.hash, accepted: true, invalidatedCacheEntries: 1 },
+    });
     expect((await call("POST", accept, { hash: change!.pending.hash })).status).toBe(409);
     expect(changesOf((await call("GET", `/skills/${skill}/tool-changes`)).body)).toEqual([]);
     // The cached list without echo is gone: a fresh session lists again and serves the accepted definition.

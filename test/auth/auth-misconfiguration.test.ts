@@ -44,8 +44,18 @@ describe("a misconfigured server answers every route with what to fix, never a l
     const worker = authTestWorker({ ...devVars, ACCESS_TOKEN_TTL: "30" });
     const fix = 'add ACCESS_TOKEN_TTL = "3600" under [vars]';
     for (const [method, path] of jsonRoutes) {
-      const body = method === "POST" && path === "/register" ? JSON.stringify({ redirect_uris: ["https://claude.ai/api/mcp/auth_callback"] }) : method === "POST" ? "{}" : undefined;
-      await expectJsonNaming(await worker.fetch(`${loopbackOrigin}${path}`, { method, body, headers: { "Content-Type": "application/json" } }), path, "ACCESS_TOKEN_TTL is invalid", fix);
+      const body =
+        method === "POST" && path === "/register"
+          ? JSON.stringify({ redirect_uris: ["https://claude.ai/api/mcp/auth_callback"] })
+          : method === "POST"
+            ? "{}"
+            : undefined;
+      await expectJsonNaming(
+        await worker.fetch(`${loopbackOrigin}${path}`, { method, body, headers: { "Content-Type": "application/json" } }),
+        path,
+        "ACCESS_TOKEN_TTL is invalid",
+        fix,
+      );
     }
     for (const [method, path] of pageRoutes) {
       await expectPageNaming(await worker.fetch(`${loopbackOrigin}${path}`, { method }), path, "ACCESS_TOKEN_TTL is invalid", fix);
@@ -54,7 +64,11 @@ describe("a misconfigured server answers every route with what to fix, never a l
 
   it("through the Worker's own entry (SELF, the test env has no IDP): /register, /token and discovery answer JSON naming IDP", async () => {
     const origin = "https://slipsnisse.example.com";
-    const register = await SELF.fetch(`${origin}/register`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ redirect_uris: [`${origin}/cb`] }) });
+    const register = await SELF.fetch(`${origin}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [`${origin}/cb`] }),
+    });
     await expectJsonNaming(register, "/register", "IDP is missing", 'add IDP = "github" under [vars]');
     await expectJsonNaming(await SELF.fetch(`${origin}/token`, { method: "POST" }), "/token", "IDP is missing", "IDP = ");
     await expectJsonNaming(await SELF.fetch(`${origin}/.well-known/oauth-authorization-server`), "/.well-known", "IDP is missing", "IDP = ");

@@ -2,7 +2,18 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { randomToken } from "../../src/auth/pkce";
 import { authTestWorker, claudeCallback, loopbackOrigin } from "./helpers/auth-test-worker";
-import { authorizeThroughDev, discover, exchangeCode, followUpstream, openConsent, parseTokens, postConsent, refresh, register, tokenRequest } from "./helpers/oauth-test-client";
+import {
+  authorizeThroughDev,
+  discover,
+  exchangeCode,
+  followUpstream,
+  openConsent,
+  parseTokens,
+  postConsent,
+  refresh,
+  register,
+  tokenRequest,
+} from "./helpers/oauth-test-client";
 
 const mcpUrl = `${loopbackOrigin}/mcp`;
 const errorBody = z.object({ error: z.string() });
@@ -47,7 +58,13 @@ describe("authorization requests and grants that are refused", () => {
     const { discovery, clientId } = await registered();
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
     const exchange = (verifier: string) =>
-      tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: verifier });
+      tokenRequest(worker, discovery, {
+        grant_type: "authorization_code",
+        code: code.code,
+        redirect_uri: claudeCallback,
+        client_id: clientId,
+        code_verifier: verifier,
+      });
     const wrong = await exchange(randomToken());
     expect([...wrong.headers.keys()].filter((name) => name.startsWith("x-slipsnisse"))).toEqual([]);
     await expectOAuthError(wrong, 400, "invalid_grant");
@@ -57,31 +74,76 @@ describe("authorization requests and grants that are refused", () => {
   it("burns a code presented without its code_verifier", async () => {
     const { discovery, clientId } = await registered();
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
-    const missing = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId });
+    const missing = await tokenRequest(worker, discovery, {
+      grant_type: "authorization_code",
+      code: code.code,
+      redirect_uri: claudeCallback,
+      client_id: clientId,
+    });
     await expectOAuthError(missing, 400, "invalid_request");
-    await expectOAuthError(await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: code.verifier }), 400, "invalid_grant");
+    await expectOAuthError(
+      await tokenRequest(worker, discovery, {
+        grant_type: "authorization_code",
+        code: code.code,
+        redirect_uri: claudeCallback,
+        client_id: clientId,
+        code_verifier: code.verifier,
+      }),
+      400,
+      "invalid_grant",
+    );
   });
 
   it("keeps a code redeemable when the presented code itself is wrong (a guess at someone's grant burns nothing)", async () => {
     const { discovery, clientId } = await registered();
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
     const [userId, grantId] = code.code.split(":");
-    const guess = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: `${userId}:${grantId}:${randomToken()}`, redirect_uri: claudeCallback, client_id: clientId, code_verifier: randomToken() });
+    const guess = await tokenRequest(worker, discovery, {
+      grant_type: "authorization_code",
+      code: `${userId}:${grantId}:${randomToken()}`,
+      redirect_uri: claudeCallback,
+      client_id: clientId,
+      code_verifier: randomToken(),
+    });
     await expectOAuthError(guess, 400, "invalid_grant");
-    expect(parseTokens(await (await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: code.verifier })).json()).access_token).toBeTruthy();
+    expect(
+      parseTokens(
+        await (
+          await tokenRequest(worker, discovery, {
+            grant_type: "authorization_code",
+            code: code.code,
+            redirect_uri: claudeCallback,
+            client_id: clientId,
+            code_verifier: code.verifier,
+          })
+        ).json(),
+      ).access_token,
+    ).toBeTruthy();
   });
 
   it("refuses a replayed authorization code", async () => {
     const { discovery, clientId } = await registered();
     const code = await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback });
     await exchangeCode(worker, discovery, clientId, claudeCallback, code);
-    const replay = await tokenRequest(worker, discovery, { grant_type: "authorization_code", code: code.code, redirect_uri: claudeCallback, client_id: clientId, code_verifier: code.verifier });
+    const replay = await tokenRequest(worker, discovery, {
+      grant_type: "authorization_code",
+      code: code.code,
+      redirect_uri: claudeCallback,
+      client_id: clientId,
+      code_verifier: code.verifier,
+    });
     await expectOAuthError(replay, 400, "invalid_grant");
   });
 
   it("refuses a rotated-out refresh token once its successor has been used", async () => {
     const { discovery, clientId } = await registered();
-    const first = await exchangeCode(worker, discovery, clientId, claudeCallback, await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback }));
+    const first = await exchangeCode(
+      worker,
+      discovery,
+      clientId,
+      claudeCallback,
+      await authorizeThroughDev(worker, discovery, { clientId, redirectUri: claudeCallback }),
+    );
     const second = parseTokens(await (await refresh(worker, discovery, clientId, first.refresh_token ?? "")).json());
     const third = await refresh(worker, discovery, clientId, second.refresh_token ?? "");
     expect(third.status).toBe(200);

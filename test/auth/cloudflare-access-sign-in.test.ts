@@ -27,9 +27,20 @@ describe("sign-in behind Cloudflare Access", () => {
     const { discovery, clientId, verifier, callback } = await throughAccess(await team.assertion("nina@acme.example"));
     expect(callback.status).toBe(302);
     const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, { code: redirect.searchParams.get("code") ?? "", redirect, verifier, callback: "" });
+    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
+      code: redirect.searchParams.get("code") ?? "",
+      redirect,
+      verifier,
+      callback: "",
+    });
     const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
-    expect(((await api.json()) as EchoSeen).props).toEqual({ userId: "cloudflare-access-sub-nina%40acme.example", login: "nina@acme.example", email: "nina@acme.example", role: "member", idp: "cloudflare-access" });
+    expect(((await api.json()) as EchoSeen).props).toEqual({
+      userId: "cloudflare-access-sub-nina%40acme.example",
+      login: "nina@acme.example",
+      email: "nina@acme.example",
+      role: "member",
+      idp: "cloudflare-access",
+    });
   });
 
   it("refuses a missing assertion, another application's AUD, another team's issuer and an expired assertion", async () => {

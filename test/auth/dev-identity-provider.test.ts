@@ -4,7 +4,11 @@ import { authTestWorker, devVars } from "./helpers/auth-test-worker";
 describe("the dev identity provider only works on loopback in a local environment", () => {
   it("refuses every request served from a non-loopback host, naming the problem", async () => {
     const worker = authTestWorker(devVars);
-    for (const url of ["https://slipsnisse.example.com/authorize", "https://slipsnisse.example.com/.well-known/oauth-authorization-server", "http://10.0.0.5:8787/mcp"]) {
+    for (const url of [
+      "https://slipsnisse.example.com/authorize",
+      "https://slipsnisse.example.com/.well-known/oauth-authorization-server",
+      "http://10.0.0.5:8787/mcp",
+    ]) {
       const response = await worker.fetch(url);
       // A request that must not be served here (DNS rebinding looks like this): a client error.
       expect(response.status, url).toBe(403);

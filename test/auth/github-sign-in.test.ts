@@ -7,7 +7,14 @@ import { discover, exchangeCode, followUpstream, openConsent, postConsent, refre
 const origin = "https://slipsnisse.example.com";
 const github = fakeGithub("gh-client-secret", "membership-token");
 const worker = authTestWorker(
-  { IDP: "github", GITHUB_CLIENT_ID: "Iv1.test", GITHUB_CLIENT_SECRET: "gh-client-secret", GITHUB_ORG: "acme", GITHUB_MEMBERSHIP_TOKEN: "membership-token", ADMIN_USERS: "octo-admin" },
+  {
+    IDP: "github",
+    GITHUB_CLIENT_ID: "Iv1.test",
+    GITHUB_CLIENT_SECRET: "gh-client-secret",
+    GITHUB_ORG: "acme",
+    GITHUB_MEMBERSHIP_TOKEN: "membership-token",
+    ADMIN_USERS: "octo-admin",
+  },
   github.fetch,
 );
 
@@ -24,7 +31,12 @@ async function signInWithGithub(user: FakeGithubUser) {
   const callback = await followUpstream(worker, session, await github.signInAt(upstream.toString(), user));
   if (callback.status !== 302) return { discovery, clientId, callback, tokens: undefined };
   const redirect = new URL(callback.headers.get("Location") ?? "");
-  const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, { code: redirect.searchParams.get("code") ?? "", redirect, verifier, callback: "" });
+  const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
+    code: redirect.searchParams.get("code") ?? "",
+    redirect,
+    verifier,
+    callback: "",
+  });
   return { discovery, clientId, callback, tokens };
 }
 

@@ -1,4 +1,11 @@
-import { Client, type OAuthClientProvider, type StoredOAuthClientInformation, type StoredOAuthTokens, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
@@ -85,7 +92,9 @@ describe("the MCP SDK client's own OAuth flow against createOAuthWorker", () => 
     const client = new Client({ name: "sdk", version: "0" });
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: call }));
     const result = await client.callTool({ name: "whoami", arguments: {} });
-    expect(result.content).toEqual([{ type: "text", text: JSON.stringify({ userId: "dev-alice", login: "alice", email: "alice@example.com", role: "member", idp: "dev" }) }]);
+    expect(result.content).toEqual([
+      { type: "text", text: JSON.stringify({ userId: "dev-alice", login: "alice", email: "alice@example.com", role: "member", idp: "dev" }) },
+    ]);
     await client.close();
   });
 });

@@ -13,7 +13,13 @@ async function whoami(worker: ReturnType<typeof authTestWorker>, token: string):
 
 describe("team membership decides who gets a grant, at sign-in and at every refresh", () => {
   it("shows a non-member a 403 page and issues no code", async () => {
-    const worker = authTestWorker({ ...devVars, DEV_USER: "mallory", DEV_EMAIL: "mallory@evil.example", ALLOWED_USERS: "alice", ALLOWED_EMAIL_DOMAINS: "example.com" });
+    const worker = authTestWorker({
+      ...devVars,
+      DEV_USER: "mallory",
+      DEV_EMAIL: "mallory@evil.example",
+      ALLOWED_USERS: "alice",
+      ALLOWED_EMAIL_DOMAINS: "example.com",
+    });
     const discovery = await discover(worker, mcpUrl);
     const clientId = await register(worker, discovery, [claudeCallback]);
     const session = await openConsent(worker, discovery, { clientId, redirectUri: claudeCallback }, randomToken());

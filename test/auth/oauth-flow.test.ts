@@ -31,7 +31,11 @@ describe("OAuth flow as an MCP client runs it (dev identity provider)", () => {
     expect(tokens.token_type.toLowerCase()).toBe("bearer");
     expect(tokens.refresh_token).toBeTruthy();
 
-    const api = await worker.fetch(`${loopbackOrigin}/s/research/mcp`, { method: "POST", headers: { Authorization: `Bearer ${tokens.access_token}` }, body: "{}" });
+    const api = await worker.fetch(`${loopbackOrigin}/s/research/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+      body: "{}",
+    });
     expect(api.status).toBe(200);
     const seen = (await api.json()) as EchoSeen;
     expect(seen.props).toEqual({ userId: "dev-alice", login: "alice", email: "alice@example.com", role: "member", idp: "dev" });

@@ -34,10 +34,21 @@ async function signInWithOidc(user: FakeOidcUser) {
 
 describe("sign-in through an OpenID Connect provider", () => {
   it("signs a group member in with PKCE and a verified ID token; props carry the OIDC identity", async () => {
-    const { discovery, clientId, verifier, callback } = await signInWithOidc({ sub: "user:42", preferred_username: "grace", email: "grace@elsewhere.org", email_verified: true, groups: ["engineering", "oncall"] });
+    const { discovery, clientId, verifier, callback } = await signInWithOidc({
+      sub: "user:42",
+      preferred_username: "grace",
+      email: "grace@elsewhere.org",
+      email_verified: true,
+      groups: ["engineering", "oncall"],
+    });
     expect(callback.status).toBe(302);
     const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, { code: redirect.searchParams.get("code") ?? "", redirect, verifier, callback: "" });
+    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
+      code: redirect.searchParams.get("code") ?? "",
+      redirect,
+      verifier,
+      callback: "",
+    });
     const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
     expect(((await api.json()) as EchoSeen).props).toEqual({
       userId: "oidc-user%3A42",
@@ -89,9 +100,19 @@ describe("sign-in through an OpenID Connect provider", () => {
   });
 
   it("re-checks groups against today's ALLOWED_GROUPS at refresh", async () => {
-    const { discovery, clientId, verifier, callback } = await signInWithOidc({ sub: "l1", email: "leo@elsewhere.org", email_verified: true, groups: ["engineering"] });
+    const { discovery, clientId, verifier, callback } = await signInWithOidc({
+      sub: "l1",
+      email: "leo@elsewhere.org",
+      email_verified: true,
+      groups: ["engineering"],
+    });
     const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, { code: redirect.searchParams.get("code") ?? "", redirect, verifier, callback: "" });
+    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
+      code: redirect.searchParams.get("code") ?? "",
+      redirect,
+      verifier,
+      callback: "",
+    });
     const regrouped = authTestWorker({ ...vars, ALLOWED_GROUPS: "platform" }, issuer.fetch);
     const refused = await refresh(regrouped, discovery, clientId, tokens.refresh_token ?? "");
     expect(refused.status).toBe(400);

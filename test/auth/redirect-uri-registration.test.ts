@@ -17,7 +17,13 @@ describe("redirect URIs at registration and authorization", () => {
     return worker.fetch(discovery.metadata.registration_endpoint, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ client_name: "Table", redirect_uris: redirectUris, token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"] }),
+      body: JSON.stringify({
+        client_name: "Table",
+        redirect_uris: redirectUris,
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+      }),
     });
   }
 
@@ -99,7 +105,9 @@ describe("redirect URIs at registration and authorization", () => {
 
   it("refuses at /authorize, with a plain page and no redirect, a browser scheme a client listed some other way", async () => {
     // createClient bypasses registration; the provider lets a client list such a URI beside a good one.
-    const client = await worker.helpers(loopbackOrigin).createClient({ redirectUris: [claudeCallback, "about:blank"], tokenEndpointAuthMethod: "none", clientName: "Listed" });
+    const client = await worker
+      .helpers(loopbackOrigin)
+      .createClient({ redirectUris: [claudeCallback, "about:blank"], tokenEndpointAuthMethod: "none", clientName: "Listed" });
     const discovery = await discover(worker, mcpUrl);
     const consent = await openConsent(worker, discovery, { clientId: client.clientId, redirectUri: "about:blank" }, randomToken());
     expect(consent.consent.status).toBe(400);

@@ -61,7 +61,9 @@ describe("tokens the API refuses", () => {
   it("refuses a token issued for another resource (another origin sharing the same storage)", async () => {
     const other = authTestWorker(devVars);
     const { tokens } = await signIn(other, "http://localhost:8787/mcp");
-    expect((await other.fetch("http://localhost:8787/mcp", { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
+    expect(
+      (await other.fetch("http://localhost:8787/mcp", { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } })).status,
+    ).toBe(200);
     expectChallenge(await call(tokens.access_token), "invalid_token");
   });
 

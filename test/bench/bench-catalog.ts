@@ -33,17 +33,33 @@ export function benchCatalog(echoMcpUrl: string, wide: ManyToolsServer[], modelB
           expert("fan_out", "fan-out", { echo: ["sleep"] }, modelBaseUrl, "Six parallel downstream calls in one step."),
           expert("read_big", "big", { echo: ["big"] }, modelBaseUrl, "Reads a 50 KB result and summarises it."),
           expert("no_tools", "no-tools", { echo: ["echo"] }, modelBaseUrl, "Answers without any downstream call."),
-          { ...expert("route_call", "one-call", { echo: ["echo"] }, modelBaseUrl, "Routes to one downstream call; its result is the answer."), mode: "route" as const },
+          {
+            ...expert("route_call", "one-call", { echo: ["echo"] }, modelBaseUrl, "Routes to one downstream call; its result is the answer."),
+            mode: "route" as const,
+          },
         ],
       },
       wide: {
         servers: wideServers,
-        experts: wide.length < 3 ? [] : [
-          expert("triage_issue", "no-tools", { [wide[0]!.name]: pick(wide[0]!, 6), [wide[1]!.name]: pick(wide[1]!, 6) }, modelBaseUrl,
-            "Finds the issues and tickets behind a bug report and says who owns them and what state they are in."),
-          expert("research_docs", "no-tools", { [wide[2]!.name]: pick(wide[2]!, 8) }, modelBaseUrl,
-            "Answers a question from the team wiki, citing the pages it used."),
-        ],
+        experts:
+          wide.length < 3
+            ? []
+            : [
+                expert(
+                  "triage_issue",
+                  "no-tools",
+                  { [wide[0]!.name]: pick(wide[0]!, 6), [wide[1]!.name]: pick(wide[1]!, 6) },
+                  modelBaseUrl,
+                  "Finds the issues and tickets behind a bug report and says who owns them and what state they are in.",
+                ),
+                expert(
+                  "research_docs",
+                  "no-tools",
+                  { [wide[2]!.name]: pick(wide[2]!, 8) },
+                  modelBaseUrl,
+                  "Answers a question from the team wiki, citing the pages it used.",
+                ),
+              ],
       },
     },
   };

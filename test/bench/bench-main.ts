@@ -53,7 +53,15 @@ export async function runBenchmark(args: string[]): Promise<void> {
     const echoMcpUrl = `${echoBase}/mcp`;
     const catalog = benchCatalog(echoMcpUrl, wide, fake.baseURL);
     const ctx: BenchContext = {
-      dev, projectDir: project.dir, fake, echoBase, echoMcpUrl, wide, kind: "v2-2025", sizes, catalog,
+      dev,
+      projectDir: project.dir,
+      fake,
+      echoBase,
+      echoMcpUrl,
+      wide,
+      kind: "v2-2025",
+      sizes,
+      catalog,
       connect: createConnector(dev.baseUrl, "v2-2025"),
       reloadCatalog: async (generation) => {
         const wideSkill = catalog.skills.wide;
@@ -61,7 +69,10 @@ export async function runBenchmark(args: string[]): Promise<void> {
       },
     };
     await loadCatalog(dev.baseUrl, catalog);
-    const only = args.find((arg) => arg.startsWith("--only="))?.slice("--only=".length).split(",");
+    const only = args
+      .find((arg) => arg.startsWith("--only="))
+      ?.slice("--only=".length)
+      .split(",");
     const step = async (name: string, run: () => Promise<Figure[]>) => {
       if (only && !only.includes(name)) return;
       const t = performance.now();
@@ -95,7 +106,10 @@ export async function runBenchmark(args: string[]): Promise<void> {
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
     // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
-    const abRevs = args.find((arg) => arg.startsWith("--ab="))?.slice("--ab=".length).split(",") ?? ["HEAD"];
+    const abRevs = args
+      .find((arg) => arg.startsWith("--ab="))
+      ?.slice("--ab=".length)
+      .split(",") ?? ["HEAD"];
     if (only?.includes("AB")) for (const rev of abRevs) await step("AB", () => measureAgainstRevision(ctx, rev));
   } finally {
     await dev.stop();

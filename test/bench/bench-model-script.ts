@@ -1,11 +1,4 @@
-import {
-  errorReply,
-  textReply,
-  toolCallsReply,
-  toolResultMessages,
-  type ChatRequest,
-  type ScriptedReply,
-} from "../e2e/harness/fake-openai-server";
+import { errorReply, textReply, toolCallsReply, toolResultMessages, type ChatRequest, type ScriptedReply } from "../e2e/harness/fake-openai-server";
 
 /**
  * The zero-latency fake model's behaviour in every bench scenario, chosen by the model id the

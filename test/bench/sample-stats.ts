@@ -20,7 +20,7 @@ export function summarize(samples: readonly number[]): Summary {
   return { n: samples.length, p50: percentile(samples, 50), p99: percentile(samples, 99), mean };
 }
 
-export const round = (x: number, digits = 2): number => Number.isFinite(x) ? Number(x.toFixed(digits)) : x;
+export const round = (x: number, digits = 2): number => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
 
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -56,7 +56,10 @@ export async function interleavedPairs(
 }
 
 /** Times `run` `samples` times after `warmup` unrecorded runs, bounded in time. */
-export async function sampleTimes(run: () => Promise<unknown>, { samples, warmup, maxMs }: { samples: number; warmup: number; maxMs: number }): Promise<number[]> {
+export async function sampleTimes(
+  run: () => Promise<unknown>,
+  { samples, warmup, maxMs }: { samples: number; warmup: number; maxMs: number },
+): Promise<number[]> {
   for (let i = 0; i < warmup; i++) await run();
   const times: number[] = [];
   const deadline = performance.now() + maxMs;

@@ -22,7 +22,13 @@ describe("replaceCatalog", () => {
     const one = uniqueSkill("one");
     const two = uniqueSkill("two");
     const first = await replaceCatalog(env, { skills: { [one]: { servers: { docs: server }, experts: [expert("1")] }, [two]: { experts: [] } } }, "alice");
-    expect(first).toMatchObject({ ok: true, versions: [{ skill: one, version: 1, changed: true }, { skill: two, version: 1, changed: true }] });
+    expect(first).toMatchObject({
+      ok: true,
+      versions: [
+        { skill: one, version: 1, changed: true },
+        { skill: two, version: 1, changed: true },
+      ],
+    });
     expect(await env.CACHE.get(compiledSkillKey(one), "json")).toMatchObject({ version: 1 });
 
     const second = await replaceCatalog(env, { skills: { [one]: { servers: { docs: server }, experts: [expert("1")] } } }, "bob", "drop two");

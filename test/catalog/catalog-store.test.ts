@@ -56,7 +56,15 @@ describe("catalog store (D1)", () => {
     const [a, b, old] = [uniqueSkill("multi-a"), uniqueSkill("multi-b"), uniqueSkill("multi-old")];
     await saveSkill(env.DB, old, skillConfig("old"), { author: "alice" });
     await saveSkill(env.DB, a, skillConfig("a1"), { author: "alice" });
-    const versions = await saveSkills(env.DB, [{ skill: a, config: skillConfig("a2") }, { skill: b, config: skillConfig("b1") }], { author: "bob" }, [old]);
+    const versions = await saveSkills(
+      env.DB,
+      [
+        { skill: a, config: skillConfig("a2") },
+        { skill: b, config: skillConfig("b1") },
+      ],
+      { author: "bob" },
+      [old],
+    );
     expect(versions).toEqual([2, 1]);
     expect(await getSkill(env.DB, old)).toBeNull();
     expect((await getSkill(env.DB, b))?.config.description).toBe("b1");
@@ -83,7 +91,9 @@ describe("catalog store (D1)", () => {
   it("re-validates stored JSON when reading it", async () => {
     const skill = uniqueSkill("corrupt");
     await saveSkill(env.DB, skill, skillConfig("ok"), { author: "alice" });
-    await env.DB.prepare("UPDATE catalog_versions SET config_json = ? WHERE skill = ?").bind(JSON.stringify({ experts: [{ name: 7 }] }), skill).run();
+    await env.DB.prepare("UPDATE catalog_versions SET config_json = ? WHERE skill = ?")
+      .bind(JSON.stringify({ experts: [{ name: 7 }] }), skill)
+      .run();
     await expect(getSkill(env.DB, skill)).rejects.toBeInstanceOf(StoredSkillInvalidError);
   });
 });

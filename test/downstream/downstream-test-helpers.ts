@@ -26,10 +26,7 @@ export function uniqueSkill(label: string): string {
   return `${label}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export function pool(
-  servers: Record<string, DownstreamServerConfig>,
-  overrides: Partial<DownstreamPoolOptions> = {},
-): DownstreamPool {
+export function pool(servers: Record<string, DownstreamServerConfig>, overrides: Partial<DownstreamPoolOptions> = {}): DownstreamPool {
   return new DownstreamPool({ env, skill: uniqueSkill("s"), servers, ...overrides });
 }
 

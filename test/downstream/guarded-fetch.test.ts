@@ -18,7 +18,10 @@ function network(routes: Record<string, () => Response>) {
   return seen;
 }
 
-const redirect = (to: string, status = 307) => () => new Response(null, { status, headers: { location: to } });
+const redirect =
+  (to: string, status = 307) =>
+  () =>
+    new Response(null, { status, headers: { location: to } });
 
 describe("guarded downstream fetch", () => {
   afterEach(() => vi.restoreAllMocks());

@@ -28,7 +28,13 @@ async function pinRows(skill: string): Promise<Array<{ tool_name: string; pinned
 function countingDb(): { db: PinDatabase; count: () => number } {
   let prepared = 0;
   return {
-    db: { prepare: (query) => ((prepared += 1), env.DB.prepare(query)), batch: (statements) => env.DB.batch(statements) },
+    db: {
+      prepare: (query) => {
+        prepared += 1;
+        return env.DB.prepare(query);
+      },
+      batch: (statements) => env.DB.batch(statements),
+    },
     count: () => prepared,
   };
 }

@@ -3,7 +3,12 @@ import { toolResultText, utf8Bytes } from "../../src/downstream/tool-result-text
 
 describe("toolResultText", () => {
   it("joins text blocks and counts UTF-8 bytes", () => {
-    const flat = toolResultText({ content: [{ type: "text", text: "första" }, { type: "text", text: "två" }] });
+    const flat = toolResultText({
+      content: [
+        { type: "text", text: "första" },
+        { type: "text", text: "två" },
+      ],
+    });
     expect(flat).toEqual({ text: "första\n\ntvå", bytes: utf8Bytes("första\n\ntvå"), isError: false });
     expect(flat.bytes).toBe(13); // ö and å are two bytes each
   });

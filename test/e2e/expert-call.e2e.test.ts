@@ -2,14 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
 import { readFixtureStats, resetFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { loadCatalog } from "./harness/catalog-admin";
-import {
-  offeredToolNames,
-  startFakeOpenAI,
-  textReply,
-  toolCallsReply,
-  toolResultMessages,
-  type FakeOpenAIServer,
-} from "./harness/fake-openai-server";
+import { offeredToolNames, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { inspectorListToolNames } from "./harness/inspector-cli";
 import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
@@ -82,7 +75,11 @@ describe("expert call end to end", () => {
         // The model was offered exactly the whitelisted, namespaced tools, and saw the real result.
         expect(fake.requests).toHaveLength(2);
         expect(offeredToolNames(fake.requests[0]!).sort()).toEqual(["fx__add", "fx__echo"]);
-        expect(toolResultMessages(fake.requests[1]!).map((r) => r.content).join("")).toContain(`token:${query}`);
+        expect(
+          toolResultMessages(fake.requests[1]!)
+            .map((r) => r.content)
+            .join(""),
+        ).toContain(`token:${query}`);
 
         // The downstream fixture really ran the call.
         const stats = await readFixtureStats(fxBase);

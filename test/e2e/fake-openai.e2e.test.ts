@@ -1,14 +1,7 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, isStepCount, jsonSchema, streamText, tool } from "ai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  offeredToolNames,
-  startFakeOpenAI,
-  textReply,
-  toolCallsReply,
-  toolResultMessages,
-  type FakeOpenAIServer,
-} from "./harness/fake-openai-server";
+import { offeredToolNames, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 
 describe("fake OpenAI-compatible model", () => {
   let fake: FakeOpenAIServer;
@@ -60,7 +53,11 @@ describe("fake OpenAI-compatible model", () => {
     fake.reset((request) =>
       toolResultMessages(request).length === 0
         ? toolCallsReply({ name: "calc__add", arguments: { a: 1, b: 1 } }, { name: "calc__add", arguments: { a: 2, b: 2 } })
-        : textReply(`got ${toolResultMessages(request).map((m) => m.content).join(" and ")}`),
+        : textReply(
+            `got ${toolResultMessages(request)
+              .map((m) => m.content)
+              .join(" and ")}`,
+          ),
     );
     const result = streamText({ model: model(), prompt: "two sums", tools: { calc__add: addTool }, stopWhen: isStepCount(3) });
     expect(await result.text).toBe('got {"sum":2} and {"sum":4}');

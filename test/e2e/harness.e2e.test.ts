@@ -15,7 +15,9 @@ describe("e2e harness against wrangler dev", () => {
   let workerd: number[] = [];
   beforeAll(async () => {
     dev = await startWranglerDev();
-    workerd = listProcessGroup(dev.pgid).filter((m) => m.command.includes("workerd")).map((m) => m.pid);
+    workerd = listProcessGroup(dev.pgid)
+      .filter((m) => m.command.includes("workerd"))
+      .map((m) => m.pid);
     await loadCatalog(dev.baseUrl, {
       skills: {
         default: {

@@ -15,7 +15,9 @@ function postRaw(url: string, body: Buffer, chunked: boolean): Promise<{ status:
     const req = httpRequest(url, { method: "POST", headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), text: Buffer.concat(chunks).toString("utf8") }),
+      );
       res.on("error", (error) => resolve({ error: String(error) }));
     });
     req.on("error", (error) => resolve({ error: String(error) }));
@@ -61,7 +63,14 @@ describe("input bounds through wrangler dev", () => {
   it("answers a body over 4 MiB with 413 JSON, not a reset, however it is uploaded", async () => {
     // Before the body was drained, chunked uploads of 20 and 60 MiB were mostly answered with
     // ECONNRESET or EPIPE (3 to 4 of 5 attempts each); Content-Length uploads were not.
-    const attempts: Array<[number, boolean]> = [[5, false], [40, false], [5, true], ...Array.from({ length: 5 }, (): [number, boolean] => [20, true]), [60, true], [60, true]];
+    const attempts: Array<[number, boolean]> = [
+      [5, false],
+      [40, false],
+      [5, true],
+      ...Array.from({ length: 5 }, (): [number, boolean] => [20, true]),
+      [60, true],
+      [60, true],
+    ];
     const outcomes: string[] = [];
     for (const [mib, chunked] of attempts) {
       const answer = await postRaw(`${dev.baseUrl}/mcp`, toolCallBody("x".repeat(mib * MIB)), chunked);
@@ -71,7 +80,10 @@ describe("input bounds through wrangler dev", () => {
       }
       outcomes.push(`${mib} MiB${chunked ? " chunked" : ""}: ${answer.status} ${answer.contentType}`);
       if (answer.status === 413) {
-        expect(JSON.parse(answer.text)).toMatchObject({ jsonrpc: "2.0", error: { code: -32000, message: "Payload Too Large: Request body must not exceed 4194304 bytes" } });
+        expect(JSON.parse(answer.text)).toMatchObject({
+          jsonrpc: "2.0",
+          error: { code: -32000, message: "Payload Too Large: Request body must not exceed 4194304 bytes" },
+        });
       }
     }
     expect(outcomes).toEqual(attempts.map(([mib, chunked]) => `${mib} MiB${chunked ? " chunked" : ""}: 413 application/json`));

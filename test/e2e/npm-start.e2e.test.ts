@@ -89,7 +89,12 @@ describe("npm start --no-auth", () => {
     process.kill(pid, "SIGINT");
     await exited;
     // wrangler runs in a process group of its own; the start script must have ended it.
-    await waitFor("npm start's wrangler processes to be gone", () => (listProcessGroup(pid).length + countWranglerOn(start.port) === 0 ? true : undefined), 10_000, 200);
+    await waitFor(
+      "npm start's wrangler processes to be gone",
+      () => (listProcessGroup(pid).length + countWranglerOn(start.port) === 0 ? true : undefined),
+      10_000,
+      200,
+    );
   });
 });
 
@@ -100,7 +105,14 @@ describe("npm start --no-auth", () => {
 describe("npm start (OAuth) and the admin CLI", () => {
   let project: ProjectSnapshot;
   let start: NpmStart | undefined;
-  const own = { skills: { default: { description: "Mine.", experts: [{ name: "my_expert", description: "My own expert.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "unused" }] } } };
+  const own = {
+    skills: {
+      default: {
+        description: "Mine.",
+        experts: [{ name: "my_expert", description: "My own expert.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "unused" }],
+      },
+    },
+  };
 
   beforeAll(async () => {
     project = await snapshotProject();
@@ -121,7 +133,11 @@ describe("npm start (OAuth) and the admin CLI", () => {
   });
 
   it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
-    start = await startNpmStart(project.dir, await freePort(), [], { DEV_USERS: "alice,bob", SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
+    start = await startNpmStart(project.dir, await freePort(), [], {
+      DEV_USERS: "alice,bob",
+      SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1",
+      SLIPSNISSE_DEMO_MODEL: "other",
+    });
     const output = start.output();
     expect(output).toContain('Catalog:       the demo, unchanged: expert "ask_docs" uses openai-compatible / other');
     expect(output).toContain("Sign-in:       OAuth with the dev identity provider; the consent page offers dev, alice, bob (admin: dev)");

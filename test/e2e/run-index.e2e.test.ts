@@ -13,11 +13,32 @@ import { connectMcpClient, resultText } from "./harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
 
 const traceMetaSchema = z.object({ runId: z.uuid(), traceId: z.string().regex(/^[0-9a-f]{32}$/) });
-const summarySchema = z.looseObject({ id: z.string(), skill: z.string(), expert: z.string(), outcome: z.string(), traceId: z.string(), toolCalls: z.number(), cost: z.number().nullable() });
+const summarySchema = z.looseObject({
+  id: z.string(),
+  skill: z.string(),
+  expert: z.string(),
+  outcome: z.string(),
+  traceId: z.string(),
+  toolCalls: z.number(),
+  cost: z.number().nullable(),
+});
 const traceSchema = z.object({
   summary: summarySchema,
   run: z.looseObject({ args: z.string(), answer: z.string(), caller: z.looseObject({ userId: z.string() }) }),
-  steps: z.array(z.looseObject({ model: z.looseObject({ provider: z.string(), model: z.string() }).optional(), toolCalls: z.array(z.looseObject({ server: z.string().optional(), tool: z.string().optional(), status: z.string(), args: z.string().optional(), result: z.string().optional() })) })),
+  steps: z.array(
+    z.looseObject({
+      model: z.looseObject({ provider: z.string(), model: z.string() }).optional(),
+      toolCalls: z.array(
+        z.looseObject({
+          server: z.string().optional(),
+          tool: z.string().optional(),
+          status: z.string(),
+          args: z.string().optional(),
+          result: z.string().optional(),
+        }),
+      ),
+    }),
+  ),
 });
 
 /**
@@ -121,7 +142,9 @@ describe("run index end to end", () => {
     expect(one.stdout).toContain("→ indexed-echo-42");
     const usage = await cli("usage", "--group-by", "expert");
     expect(usage.code).toBe(0);
-    expect(usage.stdout).toMatch(/echo_expert\n {2}1 runs \(ok 1\); tokens \d+ in \/ \d+ out; 1 tool calls; \d+ bytes; p50 \d+ ms, p95 \d+ ms; cost [\d.e-]+\n/);
+    expect(usage.stdout).toMatch(
+      /echo_expert\n {2}1 runs \(ok 1\); tokens \d+ in \/ \d+ out; 1 tool calls; \d+ bytes; p50 \d+ ms, p95 \d+ ms; cost [\d.e-]+\n/,
+    );
     const servers = await cli("usage", "--servers");
     expect(servers.code).toBe(0);
     expect(servers.stdout).toContain("default/fx\n  last hour 1 calls, 0 errors");

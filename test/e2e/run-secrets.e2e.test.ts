@@ -39,11 +39,7 @@ describe("no secret in any stored field", () => {
   let alice: OAuthSession;
 
   beforeAll(async () => {
-    [project, fixtures, fake] = await Promise.all([
-      projectWithSecrets({ FX_TOKEN: HEADER_SECRET, MODEL_KEY }),
-      startFixtureServers(),
-      startFakeOpenAI(),
-    ]);
+    [project, fixtures, fake] = await Promise.all([projectWithSecrets({ FX_TOKEN: HEADER_SECRET, MODEL_KEY }), startFixtureServers(), startFakeOpenAI()]);
     fxBase = taggedBase(fixtures.urls.echo, "run-secrets");
     dev = await startWranglerDev({ projectDir: project.dir, vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice" } });
     await loadCatalog(
@@ -95,12 +91,17 @@ describe("no secret in any stored field", () => {
     expect((await readFixtureStats(fxBase)).authorizations).toContain(`Bearer ${HEADER_SECRET}`);
 
     const admin = async (path: string) => {
-      const response = await fetch(`${dev.baseUrl}/admin/api${path}`, { headers: bearer({ accessToken: project.adminToken }), signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(`${dev.baseUrl}/admin/api${path}`, {
+        headers: bearer({ accessToken: project.adminToken }),
+        signal: AbortSignal.timeout(10_000),
+      });
       expect(response.status, path).toBe(200);
       return (await response.json()) as Record<string, unknown>;
     };
     const listed = await waitFor("the run in the index", async () => {
-      const page = z.object({ runs: z.array(z.looseObject({ id: z.string(), user: z.object({ id: z.string(), login: z.string().nullable() }) })) }).parse(await admin("/runs"));
+      const page = z
+        .object({ runs: z.array(z.looseObject({ id: z.string(), user: z.object({ id: z.string(), login: z.string().nullable() }) })) })
+        .parse(await admin("/runs"));
       return page.runs.find((run) => run.id === runId);
     });
     expect(listed.user.login).toBe("alice");

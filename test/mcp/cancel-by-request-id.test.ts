@@ -35,10 +35,15 @@ function sleepThenAnswer(ms: number): ScriptedTurn {
 }
 
 function waitForStats(done: (stats: Stats) => boolean, what: string): Promise<Stats> {
-  return waitFor(what, async () => {
-    const stats = await readFixtureStats(fxBase);
-    return done(stats) ? stats : undefined;
-  }, 10_000, 25);
+  return waitFor(
+    what,
+    async () => {
+      const stats = await readFixtureStats(fxBase);
+      return done(stats) ? stats : undefined;
+    },
+    10_000,
+    25,
+  );
 }
 
 const toolCallSchema = z.object({ method: z.literal("tools/call"), id: z.union([z.string(), z.number()]) });

@@ -23,7 +23,10 @@ function catalogWithSmallLimit() {
 async function sessionRows(): Promise<Record<string, number>> {
   return runInDurableObject(sessionStub(env, SKILL, "local:dev"), (_instance, state) =>
     Object.fromEntries(
-      ["runs", "run_steps", "threads", "thread_turns"].map((table) => [table, state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n]),
+      ["runs", "run_steps", "threads", "thread_turns"].map((table) => [
+        table,
+        state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n,
+      ]),
     ),
   );
 }

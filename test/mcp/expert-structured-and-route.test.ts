@@ -2,7 +2,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { META_OUTCOME, META_THREAD } from "../../src/mcp/expert-tool-result";
 import type { MockLanguageModelV4 } from "ai/test";
-import { DEMO_DOCS_SERVER, textOf } from "./expert-test-setup";
+import { DEMO_DOCS_SERVER } from "./expert-test-setup";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { connectClient, type Era } from "./mcp-test-client";
 

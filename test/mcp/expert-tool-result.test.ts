@@ -2,7 +2,18 @@ import { describe, expect, it } from "vitest";
 import type { ExpertCallResult } from "../../src/experts/session/expert-call";
 import { META_THREAD, toToolResult } from "../../src/mcp/expert-tool-result";
 
-const usage = { steps: 1, inputTokens: 1, outputTokens: 1, toolCalls: 0, refusedToolCalls: 0, downstreamBytesRead: 0, bytesReturned: 2, elapsedMs: 1, budgetExhausted: null, retries: 0 };
+const usage = {
+  steps: 1,
+  inputTokens: 1,
+  outputTokens: 1,
+  toolCalls: 0,
+  refusedToolCalls: 0,
+  downstreamBytesRead: 0,
+  bytesReturned: 2,
+  elapsedMs: 1,
+  budgetExhausted: null,
+  retries: 0,
+};
 const call = (fields: Partial<ExpertCallResult>): ExpertCallResult => ({ runId: "r", outcome: "ok", text: "{}", thread: "th_1", usage, ...fields });
 
 describe("toToolResult for structured experts", () => {

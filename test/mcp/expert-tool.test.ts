@@ -42,7 +42,15 @@ describe("expert tools over MCP", () => {
             // The downstream result the model read came from the docs server, not from the test.
             expect(prompt).toContain("budget exhausted");
             expect(prompt).toContain("readme#");
-            return { content: [{ type: "text", text: "Budgets bound every loop." }], finishReason: { unified: "stop", raw: "stop" }, usage: { inputTokens: { total: 50, noCache: 50, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 7, text: 7, reasoning: undefined } }, warnings: [] };
+            return {
+              content: [{ type: "text", text: "Budgets bound every loop." }],
+              finishReason: { unified: "stop", raw: "stop" },
+              usage: {
+                inputTokens: { total: 50, noCache: 50, cacheRead: undefined, cacheWrite: undefined },
+                outputTokens: { total: 7, text: 7, reasoning: undefined },
+              },
+              warnings: [],
+            };
           },
         ]);
         const result = await client.callTool({ name: "ask_docs", arguments: { query: "What happens when a budget runs out?" } });

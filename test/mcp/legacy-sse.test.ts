@@ -36,13 +36,22 @@ describe("legacy HTTP+SSE (2024-11-05) clients", () => {
   });
 
   it("refuses a message body over 4 MiB with the same 413 JSON-RPC error as /mcp", async () => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask_docs", arguments: { query: "x".repeat(5 * 1024 * 1024) } } });
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "ask_docs", arguments: { query: "x".repeat(5 * 1024 * 1024) } },
+    });
     const response = await selfFetch(`http://localhost/sse/message?sessionId=${crypto.randomUUID()}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body,
     });
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ jsonrpc: "2.0", error: { code: -32000, message: "Payload Too Large: Request body must not exceed 4194304 bytes" }, id: null });
+    expect(await response.json()).toEqual({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: "Payload Too Large: Request body must not exceed 4194304 bytes" },
+      id: null,
+    });
   });
 });

@@ -13,10 +13,7 @@ export function selfFetch(input: string | URL | Request, init?: RequestInit): Pr
 
 /** A real MCP SDK v2 client over HTTP to the Worker: the 2025 handshake or 2026-07-28 discover. */
 export async function connectClient(path: string, era: Era): Promise<Client> {
-  const client = new Client(
-    { name: "slipsnisse-test", version: "0.0.0" },
-    era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
-  );
+  const client = new Client({ name: "slipsnisse-test", version: "0.0.0" }, era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://localhost${path}`), { fetch: selfFetch }));
   return client;
 }

@@ -25,7 +25,9 @@ async function appFetch(user: UserProps, input: string | URL | Request, init?: R
 
 async function toolNames(user: UserProps, skill: string): Promise<string[]> {
   const client = new Client({ name: "access-test", version: "0.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`https://team.example.com/s/${skill}/mcp`), { fetch: (input, init) => appFetch(user, input, init) }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`https://team.example.com/s/${skill}/mcp`), { fetch: (input, init) => appFetch(user, input, init) }),
+  );
   try {
     return (await client.listTools()).tools.map((tool) => tool.name);
   } finally {
@@ -70,7 +72,9 @@ describe("skill access", () => {
 
   it("a member's own skill list leaves out skills they may not use", async () => {
     const listed = async (user: UserProps) =>
-      ((await (await appFetch(user, "https://team.example.com/me/api/skills")).json()) as { skills: Array<{ name: string }> }).skills.map((skill) => skill.name);
+      ((await (await appFetch(user, "https://team.example.com/me/api/skills")).json()) as { skills: Array<{ name: string }> }).skills.map(
+        (skill) => skill.name,
+      );
     expect(await listed(carl)).toEqual(["open-skill"]);
     expect(await listed(bea)).toEqual(["closed-skill", "open-skill"]);
   });

@@ -56,7 +56,9 @@ describe("ExpertSession across restarts", () => {
       state.storage.sql.exec(
         `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
          VALUES (?, ?, 'notes', 'u-carol', NULL, 1, 'openai-compatible', NULL, 'running', ?)`,
-        runId, skill, Date.now(),
+        runId,
+        skill,
+        Date.now(),
       );
     });
     expect(await sessionOf(skill).run(runId)).toMatchObject({ outcome: "running" });

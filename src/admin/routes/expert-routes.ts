@@ -56,7 +56,9 @@ export function expertRoutes(): Hono<AdminEnv> {
 /** An expert object; on PUT the URL names it when the body does not. */
 function expertBody(body: unknown, nameFromUrl: string | undefined): Record<string, unknown> {
   if (!isRawObject(body)) {
-    throw new InvalidBodyError([{ path: "$", message: "expected an object (an expert)", fix: 'send {"name": "ask_docs", "description": "…", "internal_tools": {…}}' }]);
+    throw new InvalidBodyError([
+      { path: "$", message: "expected an object (an expert)", fix: 'send {"name": "ask_docs", "description": "…", "internal_tools": {…}}' },
+    ]);
   }
   return body.name === undefined && nameFromUrl !== undefined ? { ...body, name: nameFromUrl } : body;
 }

@@ -33,7 +33,8 @@ export function runRoutes(): Hono<AdminEnv> {
   routes.get("/skills/:skill/runs/:runId", async (c) => {
     const { skill, user } = await sessionParams(c);
     const runId = runIdSchema.safeParse(c.req.param("runId"));
-    if (!runId.success) throw new InvalidParameterError("run id", "is not a run id (a UUID)", `List the user's runs with GET /admin/api/skills/${skill}/runs?user=<user id>.`);
+    if (!runId.success)
+      throw new InvalidParameterError("run id", "is not a run id (a UUID)", `List the user's runs with GET /admin/api/skills/${skill}/runs?user=<user id>.`);
     if (user === undefined) {
       const summary = await indexedRun(c.env.DB, runId.data);
       if (!summary || summary.skill !== skill) throw new RunNotIndexedError(runId.data);
@@ -52,7 +53,11 @@ async function sessionParams(c: AdminContext): Promise<{ skill: string; user: st
   const skill = skillParam(c);
   const user = userSchema.optional().safeParse(c.req.query("user") || undefined);
   if (!user.success) {
-    throw new InvalidParameterError("user", "query parameter must be a user id of 1-200 characters", "Leave it out for every user's runs, or give a user id: <idp>-<subject> after sign-in (dev-alice, github-<numeric GitHub id>), local:dev under `npm start -- --no-auth`; GET /admin/api/whoami shows your own.");
+    throw new InvalidParameterError(
+      "user",
+      "query parameter must be a user id of 1-200 characters",
+      "Leave it out for every user's runs, or give a user id: <idp>-<subject> after sign-in (dev-alice, github-<numeric GitHub id>), local:dev under `npm start -- --no-auth`; GET /admin/api/whoami shows your own.",
+    );
   }
   // Reading a session of a skill that does not exist would create an empty Durable Object for a typo.
   if (!(await getSkill(c.env.DB, skill))) throw new SkillNotFoundError(skill);

@@ -54,7 +54,9 @@ function splitId(body: unknown): { id: string; server: unknown } {
   }
   const { id, ...server } = body;
   if (typeof id !== "string" || id === "") {
-    throw new InvalidBodyError([{ path: "$.id", message: "`id` is required: the server's name in this skill", fix: 'add "id", e.g. "docs"; experts name it in internal_tools' }]);
+    throw new InvalidBodyError([
+      { path: "$.id", message: "`id` is required: the server's name in this skill", fix: 'add "id", e.g. "docs"; experts name it in internal_tools' },
+    ]);
   }
   return { id, server };
 }

@@ -19,14 +19,16 @@ export function statusRoutes(): Hono<AdminEnv> {
   routes.get("/skills/:skill/health", async (c) => {
     const skill = await liveSkill(c, skillParam(c));
     const timeout = timeoutSchema.safeParse(c.req.query("timeout_ms"));
-    if (!timeout.success) throw new InvalidParameterError("timeout_ms", "must be a whole number from 100 to 30000", "Leave it out for the default of 10000 ms.");
+    if (!timeout.success)
+      throw new InvalidParameterError("timeout_ms", "must be a whole number from 100 to 30000", "Leave it out for the default of 10000 ms.");
     return c.json(await checkSkillHealth(c.env, skill.name, skill.version, skill.config, timeout.data));
   });
 
   routes.get("/models", async (c) => {
     const only = c.req.query("skill");
     const probe = c.req.query("probe");
-    if (probe !== undefined && probe !== "1" && probe !== "0") throw new InvalidParameterError("probe", "must be 1 or 0", "Send probe=1 to make one real one-token call per model, or leave it out.");
+    if (probe !== undefined && probe !== "1" && probe !== "0")
+      throw new InvalidParameterError("probe", "must be 1 or 0", "Send probe=1 to make one real one-token call per model, or leave it out.");
     const timeout = probeTimeoutSchema.safeParse(c.req.query("timeout_ms"));
     if (!timeout.success) throw new InvalidParameterError("timeout_ms", "must be a whole number from 100 to 30000", "Leave it out for the default of 5000 ms.");
     const names = only === undefined ? (await listSkills(c.env.DB)).map(({ name }) => name) : [checkSkillName(only)];

@@ -27,7 +27,11 @@ export function registerToolChangeRoutes(routes: Hono<AdminEnv>): Hono<AdminEnv>
     const body = acceptBodySchema.safeParse(await readJsonBody(c));
     if (!body.success) {
       throw new InvalidBodyError([
-        { path: "$.hash", message: "expected the pending definition's SHA-256 as 64 lowercase hex digits", fix: `copy pending.hash from GET /admin/api/skills/${skill}/tool-changes` },
+        {
+          path: "$.hash",
+          message: "expected the pending definition's SHA-256 as 64 lowercase hex digits",
+          fix: `copy pending.hash from GET /admin/api/skills/${skill}/tool-changes`,
+        },
       ]);
     }
     const outcome = await acceptToolChange(c.env.DB, skill, server, tool, body.data.hash, c.get("admin").login);
@@ -49,7 +53,11 @@ export function toolChangeRoutes(): Hono<AdminEnv> {
 function serverParam(c: AdminContext): string {
   const server = c.req.param("server") ?? "";
   if (!SERVER_ID_PATTERN.test(server)) {
-    throw new InvalidParameterError(`server id "${server.slice(0, 40)}"`, "is not a valid server id", "Use the `server` named in GET /admin/api/skills/<skill>/tool-changes.");
+    throw new InvalidParameterError(
+      `server id "${server.slice(0, 40)}"`,
+      "is not a valid server id",
+      "Use the `server` named in GET /admin/api/skills/<skill>/tool-changes.",
+    );
   }
   return server;
 }

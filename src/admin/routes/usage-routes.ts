@@ -15,7 +15,14 @@ const MAX_ROWS = 50_000;
 
 const groupByParam = z
   .string()
-  .transform((value) => [...new Set(value.split(",").map((part) => part.trim()).filter((part) => part.length > 0))])
+  .transform((value) => [
+    ...new Set(
+      value
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+    ),
+  ])
   .pipe(z.array(z.enum(USAGE_DIMENSIONS)).min(1));
 
 const usageShape = {

@@ -27,7 +27,11 @@ export function cloudflareAccessIdentityProvider(idp: AccessConfig, upstreamFetc
     async finish({ request }) {
       const assertion = request.headers.get("Cf-Access-Jwt-Assertion");
       if (!assertion) {
-        throw new UpstreamSignInError(provider, "reading the Access assertion", "the request carries no Cf-Access-Jwt-Assertion header (put /authorize and /auth/callback behind the Access application)");
+        throw new UpstreamSignInError(
+          provider,
+          "reading the Access assertion",
+          "the request carries no Cf-Access-Jwt-Assertion header (put /authorize and /auth/callback behind the Access application)",
+        );
       }
       const claims = await verifyJwt(assertion, {
         provider,

@@ -49,7 +49,13 @@ export function githubIdentityProvider(idp: GithubConfig, upstreamFetch: Upstrea
     const response = await upstreamFetch(`${idp.GITHUB_WEB_URL}/login/oauth/access_token`, {
       method: "POST",
       headers: { Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded", "User-Agent": "slipsnisse" },
-      body: new URLSearchParams({ client_id: idp.GITHUB_CLIENT_ID, client_secret: idp.GITHUB_CLIENT_SECRET, code, redirect_uri: redirectUri, code_verifier: verifier }),
+      body: new URLSearchParams({
+        client_id: idp.GITHUB_CLIENT_ID,
+        client_secret: idp.GITHUB_CLIENT_SECRET,
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
       signal: AbortSignal.timeout(10_000),
     });
     const parsed = tokenSchema.safeParse(response.ok ? await response.json() : undefined);

@@ -69,7 +69,13 @@ export function oidcIdentityProvider(idp: OidcConfig, upstreamFetch: UpstreamFet
 
   async function exchangeCode(tokenEndpoint: string, code: string, redirectUri: string, verifier: string): Promise<string> {
     const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" };
-    const body = new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: redirectUri, code_verifier: verifier, client_id: idp.OIDC_CLIENT_ID });
+    const body = new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: idp.OIDC_CLIENT_ID,
+    });
     if (idp.OIDC_CLIENT_SECRET) {
       // RFC 6749 §2.3.1: client_secret_basic, form-encoding both parts first.
       headers.Authorization = `Basic ${btoa(`${encodeURIComponent(idp.OIDC_CLIENT_ID)}:${encodeURIComponent(idp.OIDC_CLIENT_SECRET)}`)}`;

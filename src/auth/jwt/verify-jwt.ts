@@ -59,9 +59,17 @@ export async function verifyJwt(token: string, options: VerifyJwtOptions): Promi
   return claims.data;
 }
 
-async function verifyWithKeys(keys: PublicJwk[], kid: string | undefined, alg: Algorithm, signature: Uint8Array, signed: Uint8Array): Promise<"valid" | "invalid" | "no-key"> {
+async function verifyWithKeys(
+  keys: PublicJwk[],
+  kid: string | undefined,
+  alg: Algorithm,
+  signature: Uint8Array,
+  signed: Uint8Array,
+): Promise<"valid" | "invalid" | "no-key"> {
   const kty = alg === "RS256" ? "RSA" : "EC";
-  const candidates = keys.filter((key) => key.kty === kty && (kid === undefined || key.kid === kid) && (key.alg === undefined || key.alg === alg) && key.use !== "enc");
+  const candidates = keys.filter(
+    (key) => key.kty === kty && (kid === undefined || key.kid === kid) && (key.alg === undefined || key.alg === alg) && key.use !== "enc",
+  );
   if (candidates.length === 0) return "no-key";
   for (const jwk of candidates) {
     const key = await crypto.subtle.importKey("jwk", jwk, algorithms[alg].import, false, ["verify"]);

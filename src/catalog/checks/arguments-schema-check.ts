@@ -55,7 +55,7 @@ function walk(root: Record<string, unknown>, node: unknown, at: PathSegment[], s
     if (SUBSCHEMA_MAPS.has(key) && isRawObject(value)) {
       for (const [name, sub] of Object.entries(value)) walk(root, sub, [...at, key, name], sink);
     } else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
-      value.forEach((sub, index) => walk(root, sub, [...at, key, index], sink));
+      for (const [index, sub] of value.entries()) walk(root, sub, [...at, key, index], sink);
     } else if (SUBSCHEMAS.has(key)) {
       walk(root, value, [...at, key], sink);
     }
@@ -68,7 +68,11 @@ function checkKeywords(root: Record<string, unknown>, node: Record<string, unkno
     sink.add([...at, "type"], `\`${String(type)}\` is not a JSON Schema type`, `use one of: ${[...JSON_TYPES].join(", ")}`);
   }
   if (typeof node.pattern === "string" && !compiles(node.pattern)) {
-    sink.add([...at, "pattern"], "`pattern` is not a valid regular expression (ECMAScript, unicode mode)", "fix the regular expression; escape literal characters such as `(` or `[` with `\\`");
+    sink.add(
+      [...at, "pattern"],
+      "`pattern` is not a valid regular expression (ECMAScript, unicode mode)",
+      "fix the regular expression; escape literal characters such as `(` or `[` with `\\`",
+    );
   }
   if (node.required !== undefined && !(Array.isArray(node.required) && node.required.every((r) => typeof r === "string"))) {
     sink.add([...at, "required"], "`required` must be an array of property names", 'write e.g. `"required": ["query"]`');

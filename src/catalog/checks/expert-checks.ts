@@ -93,7 +93,7 @@ function checkRouteOutput(expert: RawObject, expertPath: PathSegment[], sink: Fi
   if (expert.mode !== "route" || expert.output_schema === undefined) return;
   sink.add(
     [...expertPath, "output_schema"],
-    "`output_schema` cannot be used with `mode: \"route\"`: a route expert returns the downstream tool's result as is, not an answer it writes",
+    '`output_schema` cannot be used with `mode: "route"`: a route expert returns the downstream tool\'s result as is, not an answer it writes',
     'remove `output_schema`, or set `mode` to `"synthesize"` to have the model write a structured answer from the tool results',
   );
 }
@@ -105,9 +105,17 @@ function checkRouteOutput(expert: RawObject, expertPath: PathSegment[], sink: Fi
 function checkAskBack(expert: RawObject, expertPath: PathSegment[], sink: FindingSink): void {
   if (expert.ask_back !== true) return;
   if (expert.mode === "route") {
-    sink.add([...expertPath, "ask_back"], "`ask_back` cannot be used with `mode: \"route\"`: a route expert makes one model call and never converses", 'remove `ask_back`, or set `mode` to `"synthesize"`');
+    sink.add(
+      [...expertPath, "ask_back"],
+      '`ask_back` cannot be used with `mode: "route"`: a route expert makes one model call and never converses',
+      'remove `ask_back`, or set `mode` to `"synthesize"`',
+    );
   }
   if (expert.output_schema !== undefined) {
-    sink.add([...expertPath, "ask_back"], "`ask_back` cannot be used with `output_schema`: a question is not an answer matching the schema", "remove `ask_back` or `output_schema`");
+    sink.add(
+      [...expertPath, "ask_back"],
+      "`ask_back` cannot be used with `output_schema`: a question is not an answer matching the schema",
+      "remove `ask_back` or `output_schema`",
+    );
   }
 }

@@ -59,7 +59,7 @@ function reportStdio(id: string, server: RawObject, serverPath: PathSegment[], s
     [...serverPath, reportAt],
     `server \`${id}\` is a stdio server: Cloudflare Workers cannot spawn processes, so it cannot run here`,
     `run it behind a stdio→Streamable-HTTP bridge, e.g. \`npx -y supergateway --stdio "${commandLine}" --outputTransport streamableHttp\` (or \`mcp-proxy\`), ` +
-      "expose that over https, then set `url` to it in place of `command`/`args`/`env`/`transport` (`\"url\": \"https://<your-host>/mcp\"`); " +
+      'expose that over https, then set `url` to it in place of `command`/`args`/`env`/`transport` (`"url": "https://<your-host>/mcp"`); ' +
       "environment values the process needs stay on the bridge host, and credentials go in headers as `${SECRET_NAME}` references",
     STDIO_KEYS.filter((key) => key !== reportAt && server[key] !== undefined).map((key) => [...serverPath, key]),
   );

@@ -15,7 +15,11 @@ export async function diff(args, flags, io) {
   const [file] = args;
   if (!file) throw usageError("diff needs a file: `npx slipsnisse diff catalog.json`.");
   const local = parseCatalog(await readCatalogFile(io.cwd, file));
-  if (!local.ok) throw new CliError(`${file} has ${local.problems.length} problem(s):\n${formatProblems(local.problems)}`, "Correct them first; `npx slipsnisse validate` lists them.");
+  if (!local.ok)
+    throw new CliError(
+      `${file} has ${local.problems.length} problem(s):\n${formatProblems(local.problems)}`,
+      "Correct them first; `npx slipsnisse validate` lists them.",
+    );
   const client = adminClient(flags, io);
   const live = parseCatalog(await withProgress(io, `Fetching the catalog from ${client.base}`, () => client.get("/catalog")));
   if (!live.ok) throw new CliError("The live catalog does not pass this CLI's checks.", "Update the CLI (git pull) so it matches the deployed Worker.");

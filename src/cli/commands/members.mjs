@@ -21,15 +21,24 @@ export async function members(args, flags, io) {
       return 0;
     }
     const table = [["user id", "login", "role", "first seen", "last seen", "grants"]];
-    for (const row of rows) table.push([String(row.userId), String(row.login), String(row.role), String(row.firstSeenAt), String(row.lastSeenAt), String(row.grants.length)]);
+    for (const row of rows)
+      table.push([String(row.userId), String(row.login), String(row.role), String(row.firstSeenAt), String(row.lastSeenAt), String(row.grants.length)]);
     const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)));
-    for (const line of table) io.stdout.write(`${line.map((cell, column) => cell.padEnd(widths[column])).join("  ").trimEnd()}\n`);
+    for (const line of table)
+      io.stdout.write(
+        `${line
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join("  ")
+          .trimEnd()}\n`,
+      );
     return 0;
   }
   if (sub === "revoke") {
     if (user === undefined || rest.length > 0) throw usageError("Usage: npx slipsnisse members revoke <user id, login or email>.");
     const body = await withProgress(io, `Revoking the grants of ${user}`, () => client.post(`/members/${encodeURIComponent(user)}/revoke`));
-    io.stdout.write(`Revoked ${body.revokedGrants} grant(s) of ${body.login ?? body.userId} (${body.userId}); their tokens are refused from their next request.\n`);
+    io.stdout.write(
+      `Revoked ${body.revokedGrants} grant(s) of ${body.login ?? body.userId} (${body.userId}); their tokens are refused from their next request.\n`,
+    );
     return 0;
   }
   throw usageError(`Unknown members command "${sub}".`, "Use `npx slipsnisse members` to list or `npx slipsnisse members revoke <user>`.");

@@ -17,7 +17,10 @@ export async function push(args, flags, io) {
   const document = await readCatalogFile(io.cwd, file);
   const checked = parseCatalog(document);
   if (!checked.ok) {
-    throw new CliError(`${file} has ${checked.problems.length} problem(s); nothing was pushed:\n${formatProblems(checked.problems)}`, "Correct each listed path as its fix says, then push again.");
+    throw new CliError(
+      `${file} has ${checked.problems.length} problem(s); nothing was pushed:\n${formatProblems(checked.problems)}`,
+      "Correct each listed path as its fix says, then push again.",
+    );
   }
   const client = adminClient(flags, io);
   const note = typeof flags.note === "string" ? `?note=${encodeURIComponent(flags.note)}` : "";

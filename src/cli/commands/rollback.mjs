@@ -11,7 +11,10 @@ import { withProgress } from "../progress.mjs";
 export async function rollback(args, flags, io) {
   const [version] = args;
   if (!version || !/^[1-9]\d*$/.test(version)) {
-    throw usageError("rollback needs a version number: `npx slipsnisse rollback 3 --skill default`.", "List them with `npx slipsnisse versions --skill <skill>`.");
+    throw usageError(
+      "rollback needs a version number: `npx slipsnisse rollback 3 --skill default`.",
+      "List them with `npx slipsnisse versions --skill <skill>`.",
+    );
   }
   const skill = typeof flags.skill === "string" ? flags.skill : "default";
   const client = adminClient(flags, io);

@@ -50,7 +50,9 @@ function formatTrace(trace) {
   ];
   if (run?.args) lines.push(`arguments ${run.args}`);
   for (const step of /** @type {Array<Record<string, any>>} */ (steps ?? [])) {
-    const model = step.model ? `${step.model.provider}/${step.model.model} ${step.model.latencyMs} ms${step.model.retries ? `, ${step.model.retries} retries` : ""}` : "";
+    const model = step.model
+      ? `${step.model.provider}/${step.model.model} ${step.model.latencyMs} ms${step.model.retries ? `, ${step.model.retries} retries` : ""}`
+      : "";
     lines.push(`step ${step.index}  ${step.finishReason}  tokens ${step.inputTokens}/${step.outputTokens}  ${model}`);
     for (const call of /** @type {Array<Record<string, any>>} */ (step.toolCalls ?? [])) {
       lines.push(`  ${call.status.padEnd(9)} ${call.name} ${call.args ?? ""}  ${call.elapsedMs} ms  ${call.bytes} bytes${call.error ? `  ${call.error}` : ""}`);

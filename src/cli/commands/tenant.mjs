@@ -26,7 +26,8 @@ export async function tenant(args, flags, io) {
   const toml = await readFile(configPath, "utf8").catch(() => {
     throw new CliError(`There is no ${configPath}.`, "Run this in the Slipsnisse project directory, or pass --config path/to/wrangler.toml.");
   });
-  if (hasEnv(toml, name)) throw new CliError(`${configPath} already has [env.${name}].`, `Pick another name, or remove that block first to recreate tenant "${name}".`);
+  if (hasEnv(toml, name))
+    throw new CliError(`${configPath} already has [env.${name}].`, `Pick another name, or remove that block first to recreate tenant "${name}".`);
   const base = topLevelName(toml);
   if (!base) throw new CliError(`${configPath} has no top-level \`name = "..."\`.`, "Add the Worker's name at the top of wrangler.toml.");
   const workerName = `${base}-${name}`;

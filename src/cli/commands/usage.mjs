@@ -21,26 +21,42 @@ export async function usage(args, flags, io) {
     if (servers.length === 0) io.stdout.write("No downstream calls in the last day.\n");
     for (const server of servers) {
       io.stdout.write(`${server.skill}/${server.server}\n`);
-      for (const [label, window] of [["last hour", server.lastHour], ["last day", server.lastDay]]) {
+      for (const [label, window] of [
+        ["last hour", server.lastHour],
+        ["last day", server.lastDay],
+      ]) {
         const last = window.lastError ? `  last error ${new Date(window.lastError.at).toISOString()}: ${window.lastError.message}` : "";
-        io.stdout.write(`  ${label.padEnd(9)} ${window.calls} calls, ${window.errors} errors, p50 ${ms(window.latencyMs.p50)}, p95 ${ms(window.latencyMs.p95)}${last}\n`);
+        io.stdout.write(
+          `  ${label.padEnd(9)} ${window.calls} calls, ${window.errors} errors, p50 ${ms(window.latencyMs.p50)}, p95 ${ms(window.latencyMs.p95)}${last}\n`,
+        );
       }
     }
     return 0;
   }
-  for (const [flag, param] of [["from", "from"], ["to", "to"], ["group-by", "group_by"], ["skill", "skill"], ["expert", "expert"], ["user", "user"]]) {
+  for (const [flag, param] of [
+    ["from", "from"],
+    ["to", "to"],
+    ["group-by", "group_by"],
+    ["skill", "skill"],
+    ["expert", "expert"],
+    ["user", "user"],
+  ]) {
     if (typeof flags[flag] === "string") query.set(param, /** @type {string} */ (flags[flag]));
   }
   const answer = await withProgress(io, "Adding up usage", () => client.get(`/usage${query.size > 0 ? `?${query}` : ""}`));
   if (flags.json) return json(io, answer);
-  io.stdout.write(`usage ${new Date(Number(answer.from)).toISOString()} to ${new Date(Number(answer.to)).toISOString()}${answer.truncated ? " (truncated: narrow the range)" : ""}\n`);
+  io.stdout.write(
+    `usage ${new Date(Number(answer.from)).toISOString()} to ${new Date(Number(answer.to)).toISOString()}${answer.truncated ? " (truncated: narrow the range)" : ""}\n`,
+  );
   const groups = /** @type {Array<Record<string, any>>} */ (answer.groups ?? []);
   if (groups.length === 0) io.stdout.write("No runs in this range.\n");
   for (const group of groups) {
     const key = [group.skill, group.expert, group.user ? (group.user.login ? `${group.user.login} (${group.user.id})` : group.user.id) : undefined, group.day]
       .filter((part) => part !== undefined)
       .join("  ");
-    const outcomes = Object.entries(group.outcomes).map(([outcome, count]) => `${outcome} ${count}`).join(", ");
+    const outcomes = Object.entries(group.outcomes)
+      .map(([outcome, count]) => `${outcome} ${count}`)
+      .join(", ");
     const cost = group.cost === null ? "no prices" : `cost ${group.cost}${group.unpricedRuns > 0 ? ` (+${group.unpricedRuns} unpriced runs)` : ""}`;
     io.stdout.write(
       `${key}\n  ${group.runs} runs (${outcomes}); tokens ${group.inputTokens} in / ${group.outputTokens} out; ${group.toolCalls} tool calls; ` +

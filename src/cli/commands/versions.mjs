@@ -11,7 +11,9 @@ export async function versions(_args, flags, io) {
   const skills =
     typeof flags.skill === "string"
       ? [flags.skill]
-      : /** @type {Array<{ name: string }>} */ ((await withProgress(io, `Listing skills at ${client.base}`, () => client.get("/skills"))).skills ?? []).map((s) => s.name);
+      : /** @type {Array<{ name: string }>} */ ((await withProgress(io, `Listing skills at ${client.base}`, () => client.get("/skills"))).skills ?? []).map(
+          (s) => s.name,
+        );
   for (const skill of skills) {
     const answer = await withProgress(io, `Fetching the versions of ${skill}`, () => client.get(`/skills/${encodeURIComponent(skill)}/versions`));
     io.stdout.write(`skill ${skill}\n`);

@@ -15,7 +15,9 @@ export function envBlock({ tenant, workerName, ids, vars, placeholder }) {
   const tenantVars = [...vars.filter((line) => !/^TENANT\s*=/.test(line)), `TENANT = ${JSON.stringify(tenant)}`];
   return `
 # Tenant "${tenant}", written by \`slipsnisse tenant add ${tenant}\`: its own Worker, D1, KV, Durable Objects.${
-    placeholder ? "\n# PLACEHOLDER ids (--dry-run): run `slipsnisse tenant add` without --dry-run, or create the\n# resources yourself and put their ids here, before deploying." : ""
+    placeholder
+      ? "\n# PLACEHOLDER ids (--dry-run): run `slipsnisse tenant add` without --dry-run, or create the\n# resources yourself and put their ids here, before deploying."
+      : ""
   }
 [${env}]
 name = ${JSON.stringify(workerName)}

@@ -40,7 +40,11 @@ export async function createResources(io, workerName) {
     const output = await withProgress(io, `npx wrangler ${command.args.join(" ")}`, () => runWrangler(io, command.args));
     const match = command.id.exec(output);
     const id = match?.[1] ?? match?.[2];
-    if (!id) throw new CliError(`wrangler ${command.args.join(" ")} printed no id I could read:\n${output.slice(-1500)}`, "Create it by hand and put its id into wrangler.toml.");
+    if (!id)
+      throw new CliError(
+        `wrangler ${command.args.join(" ")} printed no id I could read:\n${output.slice(-1500)}`,
+        "Create it by hand and put its id into wrangler.toml.",
+      );
     ids[command.key] = id;
   }
   return { databaseId: ids.databaseId ?? "", cacheId: ids.cacheId ?? "", oauthKvId: ids.oauthKvId ?? "" };
@@ -65,7 +69,9 @@ function runWrangler(io, args) {
       reject(
         new CliError(
           `wrangler ${args.join(" ")} failed (exit ${code ?? "killed"}):\n${output.trim().slice(-1500)}`,
-          login ? "Log in with `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run the command again." : "Fix what wrangler says above, then run the command again; nothing was written to wrangler.toml.",
+          login
+            ? "Log in with `npx wrangler login` (or set CLOUDFLARE_API_TOKEN), then run the command again."
+            : "Fix what wrangler says above, then run the command again; nothing was written to wrangler.toml.",
         ),
       );
     });

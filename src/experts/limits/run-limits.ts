@@ -21,7 +21,13 @@ export type LimitCheck = { reservation: RunReservation | null } | { refused: Exp
  * answers with the limit error (no run row, no model call, nothing counted). A counter store
  * that cannot be reached refuses too: limits that cannot be checked are not limits.
  */
-export async function checkRunLimits(db: D1Database, storage: DurableObjectStorage, request: ExpertCallRequest, config: SkillConfig, startedAt: number): Promise<LimitCheck> {
+export async function checkRunLimits(
+  db: D1Database,
+  storage: DurableObjectStorage,
+  request: ExpertCallRequest,
+  config: SkillConfig,
+  startedAt: number,
+): Promise<LimitCheck> {
   try {
     // Again here, not only at the endpoint: an open legacy SSE stream outlives an access change.
     if (!canUseSkill(config, request.user)) throw new SkillAccessRevokedError(request.skill);
@@ -36,7 +42,15 @@ export async function checkRunLimits(db: D1Database, storage: DurableObjectStora
 }
 
 /** Counts the run's tokens and cost and frees its in-flight slot; a failure is logged, never thrown into the answer. */
-export async function settleRunLimits(db: D1Database, storage: DurableObjectStorage, runId: string, reservation: RunReservation | null, config: SkillConfig, expert: ExpertConfig, usage: RunUsage): Promise<void> {
+export async function settleRunLimits(
+  db: D1Database,
+  storage: DurableObjectStorage,
+  runId: string,
+  reservation: RunReservation | null,
+  config: SkillConfig,
+  expert: ExpertConfig,
+  usage: RunUsage,
+): Promise<void> {
   if (reservation === null) return;
   const cost = runCostUsd(config, expert.provider, expert.model, usage.inputTokens, usage.outputTokens);
   try {

@@ -61,7 +61,12 @@ export async function reserveRun(db: D1Database, skill: string, userId: string, 
   const day = utcDay(now);
   const taken: string[] = [];
   for (const subject of subjects) {
-    const { runs_per_day: runs = UNLIMITED, tokens_per_day: tokens = UNLIMITED, cost_per_day_usd: cost = UNLIMITED, runs_in_flight: inFlight = UNLIMITED } = subject.limits;
+    const {
+      runs_per_day: runs = UNLIMITED,
+      tokens_per_day: tokens = UNLIMITED,
+      cost_per_day_usd: cost = UNLIMITED,
+      runs_in_flight: inFlight = UNLIMITED,
+    } = subject.limits;
     const row = await db
       .prepare(
         `INSERT INTO ${table} (subject, day, runs, tokens, cost_usd, in_flight, updated_at)
@@ -86,7 +91,9 @@ export async function settleRun(db: D1Database, reservation: RunReservation, tok
   await db.batch(
     reservation.subjects.map((subject) =>
       db
-        .prepare(`UPDATE ${table} SET tokens = tokens + ?1, cost_usd = cost_usd + ?2, in_flight = max(in_flight - 1, 0), updated_at = ?3 WHERE subject = ?4 AND day = ?5`)
+        .prepare(
+          `UPDATE ${table} SET tokens = tokens + ?1, cost_usd = cost_usd + ?2, in_flight = max(in_flight - 1, 0), updated_at = ?3 WHERE subject = ?4 AND day = ?5`,
+        )
         .bind(tokens, costUsd, now, subject, reservation.day),
     ),
   );
@@ -95,7 +102,9 @@ export async function settleRun(db: D1Database, reservation: RunReservation, tok
 async function release(db: D1Database, reservation: RunReservation): Promise<void> {
   await db.batch(
     reservation.subjects.map((subject) =>
-      db.prepare(`UPDATE ${table} SET runs = max(runs - 1, 0), in_flight = max(in_flight - 1, 0) WHERE subject = ?1 AND day = ?2`).bind(subject, reservation.day),
+      db
+        .prepare(`UPDATE ${table} SET runs = max(runs - 1, 0), in_flight = max(in_flight - 1, 0) WHERE subject = ?1 AND day = ?2`)
+        .bind(subject, reservation.day),
     ),
   );
 }
@@ -110,7 +119,9 @@ export interface CounterRow {
 const ZERO: CounterRow = { runs: 0, tokens: 0, cost_usd: 0, in_flight: 0 };
 
 async function refusal(db: D1Database, skill: string, subject: Subject, day: string, now: number): Promise<UsageLimitReachedError> {
-  const row = (await db.prepare(`SELECT runs, tokens, cost_usd, in_flight FROM ${table} WHERE subject = ?1 AND day = ?2`).bind(subject.key, day).first<CounterRow>()) ?? ZERO;
+  const row =
+    (await db.prepare(`SELECT runs, tokens, cost_usd, in_flight FROM ${table} WHERE subject = ?1 AND day = ?2`).bind(subject.key, day).first<CounterRow>()) ??
+    ZERO;
   const reset = nextUtcMidnight(now);
   // In-flight first: it frees within minutes, while a daily limit waits for midnight.
   const checks: Array<{ name: LimitName; used: number; resetsAt: string | null }> = [
@@ -122,7 +133,8 @@ async function refusal(db: D1Database, skill: string, subject: Subject, day: str
   // A refused row was at a limit when the upsert ran; by now a run may have ended, so fall back
   // to the first configured limit rather than claim none was hit.
   const configured = checks.filter((check) => subject.limits[check.name] !== undefined);
-  const hit = configured.find((check) => check.used >= (subject.limits[check.name] ?? UNLIMITED)) ?? configured[0] ?? { name: "runs_per_day", used: row.runs, resetsAt: reset };
+  const hit = configured.find((check) => check.used >= (subject.limits[check.name] ?? UNLIMITED)) ??
+    configured[0] ?? { name: "runs_per_day", used: row.runs, resetsAt: reset };
   return new UsageLimitReachedError(skill, subject.scope, hit.name, subject.limits[hit.name] ?? 0, roundUsed(hit.used), hit.resetsAt);
 }
 
@@ -131,10 +143,16 @@ function roundUsed(used: number): number {
 }
 
 /** Today's counters of a skill: the skill's own row and each user's, for the admin's usage view. */
-export async function countersOfDay(db: D1Database, skill: string, now: number): Promise<{ day: string; skill: CounterRow; users: Array<CounterRow & { user_id: string }> }> {
+export async function countersOfDay(
+  db: D1Database,
+  skill: string,
+  now: number,
+): Promise<{ day: string; skill: CounterRow; users: Array<CounterRow & { user_id: string }> }> {
   const day = utcDay(now);
   const rows = await db
-    .prepare(`SELECT subject, runs, tokens, cost_usd, in_flight FROM ${table} WHERE day = ?1 AND (subject = ?2 OR subject LIKE ?3 ESCAPE '\\') ORDER BY subject`)
+    .prepare(
+      `SELECT subject, runs, tokens, cost_usd, in_flight FROM ${table} WHERE day = ?1 AND (subject = ?2 OR subject LIKE ?3 ESCAPE '\\') ORDER BY subject`,
+    )
     .bind(day, skillSubject(skill), `${escapeLike(`user:${skill}:`)}%`)
     .all<CounterRow & { subject: string }>();
   const prefix = `user:${skill}:`;

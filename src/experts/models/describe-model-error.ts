@@ -16,7 +16,8 @@ import { redactCredentialShapes } from "./redact-credentials";
 // `wrangler dev --local` and miniflare without remote bindings answer every AI binding call so.
 const NEEDS_REMOTE = /needs to be run remotely|remote bindings|AI binding.*not supported/i;
 // Connection-level failures as workerd, undici and the AI SDK's fetch wrapper phrase them.
-const UNREACHABLE = /cannot connect to api|connection refused|econnrefused|fetch failed|failed to fetch|network connection lost|connect(ion)? (error|failed)|enotfound|dns/i;
+const UNREACHABLE =
+  /cannot connect to api|connection refused|econnrefused|fetch failed|failed to fetch|network connection lost|connect(ion)? (error|failed)|enotfound|dns/i;
 
 /** The innermost useful error: the last attempt of a retry, then an APICallError in the cause chain. */
 function unwrap(err: unknown): unknown {

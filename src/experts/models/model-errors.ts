@@ -19,7 +19,10 @@ function label(ref: ModelRef): string {
 export class MissingModelApiKeyError extends SlipsnisseError {
   readonly kind = "model-api-key-missing";
   readonly fix: string;
-  constructor(readonly ref: ModelRef, readonly secretName: string) {
+  constructor(
+    readonly ref: ModelRef,
+    readonly secretName: string,
+  ) {
     super(`Expert "${ref.expert}" uses ${label(ref)}, but the secret ${secretName} is not set.`);
     this.fix = `Run \`wrangler secret put ${secretName}\` (or put ${secretName}=... in .dev.vars for npm start).`;
   }
@@ -51,7 +54,10 @@ export class UnsafeModelEndpointError extends SlipsnisseError {
 export class ModelEndpointUnreachableError extends SlipsnisseError {
   readonly kind = "model-unreachable";
   readonly fix: string;
-  constructor(readonly ref: ModelRef, readonly endpoint: string) {
+  constructor(
+    readonly ref: ModelRef,
+    readonly endpoint: string,
+  ) {
     super(`Expert "${ref.expert}" could not reach ${endpoint} (${label(ref)}).`);
     this.fix = `Is the server running? Check the expert's base_url and that ${endpoint} is reachable from the Worker.`;
   }
@@ -69,7 +75,11 @@ export class WorkersAiNeedsRemoteError extends SlipsnisseError {
 export class ModelAuthRejectedError extends SlipsnisseError {
   readonly kind = "model-auth-rejected";
   readonly fix: string;
-  constructor(readonly ref: ModelRef, readonly status: number, secretName: string | undefined) {
+  constructor(
+    readonly ref: ModelRef,
+    readonly status: number,
+    secretName: string | undefined,
+  ) {
     super(`The ${ref.provider} API refused the credentials of expert "${ref.expert}" (HTTP ${status}).`);
     this.fix = secretName
       ? `Check the key in the secret ${secretName} (\`wrangler secret put ${secretName}\`) and that it may use model "${ref.model}".`
@@ -103,9 +113,11 @@ export class ModelRateLimitedError extends SlipsnisseError {
 export class ModelProviderFailedError extends SlipsnisseError {
   readonly kind = "model-provider-failed";
   readonly fix = "Retry later; if it persists, check the provider's status or give the expert a different model.";
-  constructor(readonly ref: ModelRef, readonly status: number | undefined, readonly detail: string) {
-    super(
-      `The call to ${label(ref)} for expert "${ref.expert}" failed${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}`,
-    );
+  constructor(
+    readonly ref: ModelRef,
+    readonly status: number | undefined,
+    readonly detail: string,
+  ) {
+    super(`The call to ${label(ref)} for expert "${ref.expert}" failed${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}`);
   }
 }

@@ -27,7 +27,10 @@ export async function resolveModel(expert: ExpertConfig, env: Env): Promise<Lang
   const apiKey = apiKeyOf(expert, env);
   const key = JSON.stringify([expert.provider, modelId, expert.base_url ?? null, apiKey ?? null]);
   let models = memo.get(env);
-  if (!models) memo.set(env, (models = new Map()));
+  if (!models) {
+    models = new Map();
+    memo.set(env, models);
+  }
   const known = models.get(key);
   if (known) return known;
   const built = buildModel(expert, env, modelId, apiKey);

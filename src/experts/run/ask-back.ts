@@ -36,7 +36,9 @@ export function pendingQuestion(recorder: RunRecorder): PendingQuestion | undefi
   if (!last || typeof last.content === "string") return undefined;
   const asks = last.content.flatMap((part) => (part.type === "tool-call" && part.toolName === ASK_ORCHESTRATOR ? [part] : []));
   const answered = new Set(
-    recorder.responseMessages.flatMap((message) => (message.role === "tool" ? message.content.map((part) => ("toolCallId" in part ? part.toolCallId : "")) : [])),
+    recorder.responseMessages.flatMap((message) =>
+      message.role === "tool" ? message.content.map((part) => ("toolCallId" in part ? part.toolCallId : "")) : [],
+    ),
   );
   const pending = asks.filter((part) => !answered.has(part.toolCallId));
   const first = pending[0];

@@ -55,8 +55,7 @@ export function openRun(input: ExpertRunInput) {
       toolset = await raceWithSignal(buildExpertToolset(input.expert, input.toolPolicy, ctx, signals.signal), signals.signal);
       return toolset;
     },
-    end: (fields: RunEndFields): ExpertRunResult =>
-      assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt),
+    end: (fields: RunEndFields): ExpertRunResult => assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt),
   };
 }
 

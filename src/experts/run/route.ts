@@ -5,7 +5,7 @@ import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
 import { gatheredSummary, interruptedRunEnd, type RunEndFields } from "./run-end";
 import { MODEL_MAX_RETRIES, openRun } from "./open-run";
 import routeSystemPrompt from "./prompts/route-system-prompt.md";
-import { RunRecorder } from "./run-recorder";
+import type { RunRecorder } from "./run-recorder";
 import { RouteWithoutToolCallError } from "./runner-errors";
 import { describeStep, reportStep } from "./step-progress";
 
@@ -55,7 +55,13 @@ export async function routeExpert(input: ExpertRunInput): Promise<ExpertRunResul
     reportStep(input, 1, describeStep(chosen ? [chosen] : calls), 1);
     if (!chosen || !execute) {
       recordRouteStep(recorder, step);
-      return routeFailed(end, new RouteWithoutToolCallError(expert.name, calls.map((part) => part.toolName)));
+      return routeFailed(
+        end,
+        new RouteWithoutToolCallError(
+          expert.name,
+          calls.map((part) => part.toolName),
+        ),
+      );
     }
     const options = { toolCallId: chosen.toolCallId, messages: [], abortSignal: signals.signal, context: {} };
     const output = await raceWithSignal(Promise.resolve(execute(chosen.input, options)), signals.signal).then(

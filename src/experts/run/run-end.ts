@@ -114,10 +114,7 @@ export function gatheredSummary(recorder: RunRecorder): string {
  */
 export function composeAnswer(recorder: RunRecorder, budget: Budget, exhausted: BudgetKind | null, serverNotes: readonly string[]): string {
   const body = recorder.lastText.trim() || gatheredSummary(recorder);
-  const tail = [
-    ...(exhausted ? [budgetNote(exhausted, budget, recorder)] : []),
-    ...serverNotes.map((note) => `[note: ${note}]`),
-  ];
+  const tail = [...(exhausted ? [budgetNote(exhausted, budget, recorder)] : []), ...serverNotes.map((note) => `[note: ${note}]`)];
   return tail.length === 0 ? body : `${body}\n\n${tail.join("\n")}`;
 }
 
@@ -129,13 +126,7 @@ export type RunEndFields = Omit<RunEnd, "userMessage" | "notes">;
  * (a retry stopped because its wait would pass the deadline also counts as the clock running out).
  * `gathered` is the answer a timed-out run returns from what it had.
  */
-export function interruptedRunEnd(
-  error: unknown,
-  signals: RunSignals,
-  tracked: TrackedModel,
-  expert: ExpertConfig,
-  gathered: () => string,
-): RunEndFields {
+export function interruptedRunEnd(error: unknown, signals: RunSignals, tracked: TrackedModel, expert: ExpertConfig, gathered: () => string): RunEndFields {
   if (signals.cancelled()) return { outcome: "cancelled", text: "The expert call was cancelled by the caller." };
   if (signals.timedOut()) {
     const failing = tracked.pendingFailure();

@@ -45,7 +45,8 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
       prepareStep: ({ stepNumber }) => {
         // The last step (or any step after the tool budget is spent) gets no tools, so the model
         // answers from what it has instead of ending the run on an unanswered tool call.
-        const lastChance = (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+        const lastChance =
+          (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
         return {
           maxOutputTokens: budget.remainingOutputTokens(),
           ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),

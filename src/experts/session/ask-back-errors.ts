@@ -4,7 +4,10 @@ import { SlipsnisseError } from "../../errors";
 export class NoPendingQuestionError extends SlipsnisseError {
   readonly kind = "no-pending-question";
   readonly fix: string;
-  constructor(readonly expert: string, readonly threadId?: string) {
+  constructor(
+    readonly expert: string,
+    readonly threadId?: string,
+  ) {
     super(
       threadId === undefined
         ? `An \`answer\` to expert "${expert}" needs the \`thread\` of the question it answers.`

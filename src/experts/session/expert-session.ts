@@ -152,9 +152,17 @@ export class ExpertSession extends DurableObject<Env> {
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;
     const thread = threadId === null ? {} : { thread: threadId };
-    return { runId: request.runId, outcome: result.outcome, text, ...structured, ...thread, ...(question ? { question } : {}), usage: result.usage, traceId: trace.traceId };
+    return {
+      runId: request.runId,
+      outcome: result.outcome,
+      text,
+      ...structured,
+      ...thread,
+      ...(question ? { question } : {}),
+      usage: result.usage,
+      traceId: trace.traceId,
+    };
   }
-
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {

@@ -18,7 +18,12 @@ export class PausedRuns {
     const state = JSON.stringify(pausedRunSchema.parse(run));
     this.sql.exec(
       `INSERT OR REPLACE INTO paused_runs (thread_id, run_id, expert, state, paused_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      threadId, run.runId, run.expert, state, run.pausedAt, run.expiresAt,
+      threadId,
+      run.runId,
+      run.expert,
+      state,
+      run.pausedAt,
+      run.expiresAt,
     );
   }
 

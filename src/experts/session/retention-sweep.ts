@@ -26,17 +26,26 @@ export async function sweepRetention(db: D1Database, now: number): Promise<Sweep
   const retention = new Map<string, number>();
   for (const { name } of skills) retention.set(name, (await getSkill(db, name))?.config.retention_days ?? DEFAULT_RETENTION_DAYS);
   const existing = new Set(
-    (await db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${RUN_INDEX_TABLES.map(() => "?").join(", ")})`).bind(...RUN_INDEX_TABLES.map((t) => t.table)).all<{ name: string }>()).results.map((row) => row.name),
+    (
+      await db
+        .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (${RUN_INDEX_TABLES.map(() => "?").join(", ")})`)
+        .bind(...RUN_INDEX_TABLES.map((t) => t.table))
+        .all<{ name: string }>()
+    ).results.map((row) => row.name),
   );
   let indexRows = 0;
   for (const { table, skill, at } of RUN_INDEX_TABLES) {
     // No index on this deployment yet: nothing to sweep there.
     if (!existing.has(table)) continue;
-    const statements = [...retention].map(([name, days]) => db.prepare(`DELETE FROM ${table} WHERE ${skill} = ?1 AND ${at} < ?2`).bind(name, now - days * DAY_MS));
+    const statements = [...retention].map(([name, days]) =>
+      db.prepare(`DELETE FROM ${table} WHERE ${skill} = ?1 AND ${at} < ?2`).bind(name, now - days * DAY_MS),
+    );
     // Runs of skills no longer in the catalog keep the default retention.
     const live = [...retention.keys()];
     statements.push(
-      db.prepare(`DELETE FROM ${table} WHERE ${at} < ?1 AND ${skill} NOT IN (SELECT value FROM json_each(?2))`).bind(now - DEFAULT_RETENTION_DAYS * DAY_MS, JSON.stringify(live)),
+      db
+        .prepare(`DELETE FROM ${table} WHERE ${at} < ?1 AND ${skill} NOT IN (SELECT value FROM json_each(?2))`)
+        .bind(now - DEFAULT_RETENTION_DAYS * DAY_MS, JSON.stringify(live)),
     );
     for (const result of await db.batch(statements)) indexRows += result.meta.changes;
   }

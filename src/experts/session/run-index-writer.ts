@@ -49,9 +49,28 @@ export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: rea
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
-        row.runId, row.skill, row.expert, row.userId, row.userLogin, row.userEmail, row.threadId, row.catalogVersion, row.provider, row.model,
-        row.outcome, row.traceId, row.startedAt, row.endedAt, row.elapsedMs, row.steps, row.inputTokens, row.outputTokens, row.toolCalls,
-        row.toolErrors, row.downstreamBytes, row.cost,
+        row.runId,
+        row.skill,
+        row.expert,
+        row.userId,
+        row.userLogin,
+        row.userEmail,
+        row.threadId,
+        row.catalogVersion,
+        row.provider,
+        row.model,
+        row.outcome,
+        row.traceId,
+        row.startedAt,
+        row.endedAt,
+        row.elapsedMs,
+        row.steps,
+        row.inputTokens,
+        row.outputTokens,
+        row.toolCalls,
+        row.toolErrors,
+        row.downstreamBytes,
+        row.cost,
       ),
   ];
   for (let i = 0; i < calls.length; i += CALLS_PER_INSERT) {
@@ -64,8 +83,16 @@ export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: rea
         )
         .bind(
           ...batch.flatMap((call, offset) => [
-            row.runId, i + offset, row.skill, call.server ?? "", call.tool ?? "", call.status, call.elapsedMs, call.bytes,
-            SERVER_ERROR_STATUSES.has(call.status) ? (call.error ?? null) : null, row.endedAt,
+            row.runId,
+            i + offset,
+            row.skill,
+            call.server ?? "",
+            call.tool ?? "",
+            call.status,
+            call.elapsedMs,
+            call.bytes,
+            SERVER_ERROR_STATUSES.has(call.status) ? (call.error ?? null) : null,
+            row.endedAt,
           ]),
         ),
     );

@@ -54,16 +54,31 @@ export class RunLog {
     this.sql.exec(
       `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at, trace_id, caller, args)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)`,
-      run.id, run.skill, run.expert, run.userId, run.threadId, run.catalogVersion, run.provider, run.model, run.startedAt,
-      run.traceId ?? null, run.caller ? JSON.stringify(run.caller) : null, run.args ?? null,
+      run.id,
+      run.skill,
+      run.expert,
+      run.userId,
+      run.threadId,
+      run.catalogVersion,
+      run.provider,
+      run.model,
+      run.startedAt,
+      run.traceId ?? null,
+      run.caller ? JSON.stringify(run.caller) : null,
+      run.args ?? null,
     );
   }
 
   finish(runId: string, result: Pick<ExpertRunResult, "outcome" | "usage" | "steps" | "error">, endedAt: number, trace?: RunEndTrace): void {
     this.sql.exec(
       `UPDATE runs SET outcome = ?, error = ?, usage = ?, ended_at = ?, notes = ?, answer = ? WHERE id = ?`,
-      result.outcome, result.error?.message ?? null, JSON.stringify(result.usage), endedAt,
-      trace ? JSON.stringify(trace.notes) : null, trace?.answer ?? null, runId,
+      result.outcome,
+      result.error?.message ?? null,
+      JSON.stringify(result.usage),
+      endedAt,
+      trace ? JSON.stringify(trace.notes) : null,
+      trace?.answer ?? null,
+      runId,
     );
     // One statement per batch of steps instead of one per step (a 20-step run wrote 20 rows one by one).
     for (let i = 0; i < result.steps.length; i += STEPS_PER_INSERT) this.insertSteps(runId, result.steps.slice(i, i + STEPS_PER_INSERT));
@@ -109,7 +124,13 @@ export class RunLog {
       `INSERT OR REPLACE INTO run_steps (run_id, step, finish_reason, input_tokens, output_tokens, text, tool_calls, model_call)
        VALUES ${steps.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
       ...steps.flatMap((step) => [
-        runId, step.index, step.finishReason, step.inputTokens, step.outputTokens, step.text, JSON.stringify(step.toolCalls),
+        runId,
+        step.index,
+        step.finishReason,
+        step.inputTokens,
+        step.outputTokens,
+        step.text,
+        JSON.stringify(step.toolCalls),
         step.model ? JSON.stringify(step.model) : null,
       ]),
     );
@@ -117,14 +138,34 @@ export class RunLog {
 }
 
 type RunRow = {
-  id: string; skill: string; expert: string; user_id: string; thread_id: string | null;
-  catalog_version: number | null; provider: string; model: string | null; outcome: string;
-  error: string | null; usage: string | null; started_at: number; ended_at: number | null;
-  trace_id: string | null; caller: string | null; args: string | null; notes: string | null; answer: string | null;
+  id: string;
+  skill: string;
+  expert: string;
+  user_id: string;
+  thread_id: string | null;
+  catalog_version: number | null;
+  provider: string;
+  model: string | null;
+  outcome: string;
+  error: string | null;
+  usage: string | null;
+  started_at: number;
+  ended_at: number | null;
+  trace_id: string | null;
+  caller: string | null;
+  args: string | null;
+  notes: string | null;
+  answer: string | null;
 };
 type StepRow = {
-  run_id: string; step: number; finish_reason: string; input_tokens: number; output_tokens: number;
-  text: string; tool_calls: string; model_call: string | null;
+  run_id: string;
+  step: number;
+  finish_reason: string;
+  input_tokens: number;
+  output_tokens: number;
+  text: string;
+  tool_calls: string;
+  model_call: string | null;
 };
 
 /** Rows written before retries were counted have none. */

@@ -4,7 +4,10 @@ import { SlipsnisseError } from "../../errors";
 export class UnknownExpertError extends SlipsnisseError {
   readonly kind = "unknown-expert";
   readonly fix = "List the tools again: the catalog may have changed since the client last did.";
-  constructor(readonly skill: string, readonly expert: string) {
+  constructor(
+    readonly skill: string,
+    readonly expert: string,
+  ) {
     super(`Skill "${skill}" has no expert named "${expert}".`);
   }
 }
@@ -22,7 +25,11 @@ export class UnknownThreadError extends SlipsnisseError {
 export class ThreadOfAnotherExpertError extends SlipsnisseError {
   readonly kind = "thread-of-another-expert";
   readonly fix: string;
-  constructor(readonly threadId: string, readonly owner: string, readonly expert: string) {
+  constructor(
+    readonly threadId: string,
+    readonly owner: string,
+    readonly expert: string,
+  ) {
     super(`Thread ${threadId} belongs to expert "${owner}", not "${expert}" (a thread continues only with the expert that started it).`);
     this.fix = `Call "${owner}" with this thread, or call "${expert}" without \`thread\` to start a new conversation.`;
   }

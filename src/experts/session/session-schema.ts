@@ -63,10 +63,7 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
      )`,
   ],
   // Thread trimming keeps history starting at a user turn; it needs each turn's role.
-  [
-    `ALTER TABLE thread_turns ADD COLUMN role TEXT NOT NULL DEFAULT 'user'`,
-    `UPDATE thread_turns SET role = coalesce(json_extract(message, '$.role'), 'user')`,
-  ],
+  [`ALTER TABLE thread_turns ADD COLUMN role TEXT NOT NULL DEFAULT 'user'`, `UPDATE thread_turns SET role = coalesce(json_extract(message, '$.role'), 'user')`],
   // A run is a full trace: who called, with what, what the runner left out, and what came back.
   [
     `ALTER TABLE runs ADD COLUMN trace_id TEXT`,

@@ -52,9 +52,7 @@ export class ThreadStore {
   append(threadId: string, messages: readonly ModelMessage[], now: number, limits: Partial<HistoryBounds> = {}): void {
     const bounds = { ...DEFAULT_HISTORY_BOUNDS, ...limits };
     const fresh = this.fresh.delete(threadId);
-    const last = fresh
-      ? -1
-      : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
+    const last = fresh ? -1 : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
     let tokens = 0;
     messages.forEach((message, i) => {
       const json = JSON.stringify(message);
@@ -62,13 +60,19 @@ export class ThreadStore {
       tokens += approx;
       this.sql.exec(
         `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
-        threadId, last + 1 + i, message.role, json, approx,
+        threadId,
+        last + 1 + i,
+        message.role,
+        json,
+        approx,
       );
     });
     const total = this.sql
       .exec<{ approx_tokens: number }>(
         `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,
-        now, tokens, threadId,
+        now,
+        tokens,
+        threadId,
       )
       .one().approx_tokens;
     // Turn seqs are contiguous (only the oldest are ever dropped), so the newest seq tells

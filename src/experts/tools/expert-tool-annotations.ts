@@ -17,7 +17,10 @@ export type CachedListings = ReadonlyMap<string, readonly DownstreamTool[] | und
 /** `research_dependency` → "Research dependency": what a client shows when the catalog sets no `title`. */
 export function expertTitle(expert: Pick<ExpertConfig, "name" | "title">): string {
   if (expert.title !== undefined) return expert.title;
-  const words = expert.name.split(/[_.-]+/).filter((word) => word.length > 0).join(" ");
+  const words = expert.name
+    .split(/[_.-]+/)
+    .filter((word) => word.length > 0)
+    .join(" ");
   return words.length === 0 ? expert.name : words.charAt(0).toUpperCase() + words.slice(1);
 }
 

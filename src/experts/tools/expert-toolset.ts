@@ -22,12 +22,7 @@ export interface ExpertToolset {
  * as listed now by each server, filtered by the skill's tool policy. A failed server removes
  * only its own tools, unless that leaves the expert with none of its tools.
  */
-export async function buildExpertToolset(
-  expert: ExpertConfig,
-  policy: ToolPolicy,
-  ctx: ToolAdapterContext,
-  signal: AbortSignal,
-): Promise<ExpertToolset> {
+export async function buildExpertToolset(expert: ExpertConfig, policy: ToolPolicy, ctx: ToolAdapterContext, signal: AbortSignal): Promise<ExpertToolset> {
   const servers = Object.entries(expert.internal_tools);
   const listings = await Promise.allSettled(servers.map(([serverId]) => ctx.source.listTools(serverId, { signal })));
   const toolset: ExpertToolset = { tools: {}, names: [], notes: [], failedServers: [] };

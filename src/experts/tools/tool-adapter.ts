@@ -38,7 +38,15 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
       const started = Date.now();
       const elapsed = () => Date.now() - started;
       // Provisional until the call returns: if the run ends first (cancel, clock), this is its record.
-      ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "cancelled", bytes: 0, elapsedMs: 0, error: "the run ended before the call returned", ...traced });
+      ctx.recorder.recordCall({
+        toolCallId,
+        name: exposedName,
+        status: "cancelled",
+        bytes: 0,
+        elapsedMs: 0,
+        error: "the run ended before the call returned",
+        ...traced,
+      });
       const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
       const result = await raceWithSignal(call, abortSignal).catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
@@ -51,12 +59,24 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
       ctx.recorder.downstreamBytesRead += cut.totalBytes;
       if (flat.isError) {
         const resultPreview = rawPreview(cut.text, TRACE_BOUNDS.toolResult);
-        ctx.recorder.recordCall({ toolCallId, name: exposedName, status: "error", bytes: cut.totalBytes, elapsedMs: elapsed(), error: "the tool reported an error", ...traced, result: resultPreview });
+        ctx.recorder.recordCall({
+          toolCallId,
+          name: exposedName,
+          status: "error",
+          bytes: cut.totalBytes,
+          elapsedMs: elapsed(),
+          error: "the tool reported an error",
+          ...traced,
+          result: resultPreview,
+        });
         throw new DownstreamToolReportedError(exposedName, cut.text);
       }
       const status = cut.truncated ? "truncated" : "ok";
       const resultPreview = rawPreview(cut.text, TRACE_BOUNDS.toolResult);
-      ctx.recorder.recordCall({ toolCallId, name: exposedName, status, bytes: cut.totalBytes, elapsedMs: elapsed(), ...traced, result: resultPreview }, cut.text);
+      ctx.recorder.recordCall(
+        { toolCallId, name: exposedName, status, bytes: cut.totalBytes, elapsedMs: elapsed(), ...traced, result: resultPreview },
+        cut.text,
+      );
       return cut.text;
     },
   });

@@ -10,9 +10,7 @@ export class ExpertToolsUnavailableError extends SlipsnisseError {
     readonly skill?: string,
   ) {
     const names = servers.map((s) => `"${s.serverId}"`).join(", ");
-    super(
-      `Expert "${expert}" has none of its tools: listing failed on ${names} (${servers.map((s) => s.reason).join("; ")}).`,
-    );
+    super(`Expert "${expert}" has none of its tools: listing failed on ${names} (${servers.map((s) => s.reason).join("; ")}).`);
     this.fix = `Check that ${names} ${servers.length === 1 ? "is" : "are"} running and reachable (an admin sees each server's state with GET /admin/api/skills/${skill ?? "<skill>"}/health), then try again.`;
   }
 }

@@ -47,7 +47,7 @@ export class LegacySseSession extends DurableObject<Env> {
     if (!this.transport || this.transport.isClosed) return 404;
     // The session id travels in a URL; only the user who opened the stream may post to it.
     if (userId !== this.owner) return 403;
-    let message;
+    let message: ReturnType<typeof parseJSONRPCMessage>;
     try {
       message = parseJSONRPCMessage(body);
     } catch {

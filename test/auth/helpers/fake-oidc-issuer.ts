@@ -55,7 +55,8 @@ export async function fakeOidcIssuer(issuer: string, clientId: string, clientSec
     const pending = codes.get(form.get("code") ?? "");
     codes.delete(form.get("code") ?? "");
     if (!pending || pending.redirectUri !== form.get("redirect_uri")) return Response.json({ error: "invalid_grant" }, { status: 400 });
-    if ((await s256Challenge(form.get("code_verifier") ?? "")) !== pending.challenge) return Response.json({ error: "invalid_grant", error_description: "PKCE" }, { status: 400 });
+    if ((await s256Challenge(form.get("code_verifier") ?? "")) !== pending.challenge)
+      return Response.json({ error: "invalid_grant", error_description: "PKCE" }, { status: 400 });
     const now = Math.floor(Date.now() / 1000);
     const claims = {
       iss: issuer,
@@ -79,7 +80,15 @@ export async function fakeOidcIssuer(issuer: string, clientId: string, clientSec
     signInAt(authorizeUrl: string, user: FakeOidcUser): string {
       const url = new URL(authorizeUrl);
       const params = z
-        .object({ client_id: z.literal(clientId), redirect_uri: z.string(), state: z.string(), nonce: z.string(), code_challenge: z.string(), code_challenge_method: z.literal("S256"), scope: z.string().includes("openid") })
+        .object({
+          client_id: z.literal(clientId),
+          redirect_uri: z.string(),
+          state: z.string(),
+          nonce: z.string(),
+          code_challenge: z.string(),
+          code_challenge_method: z.literal("S256"),
+          scope: z.string().includes("openid"),
+        })
         .parse(Object.fromEntries(url.searchParams));
       seenChallenges.push(params.code_challenge);
       const code = crypto.randomUUID();

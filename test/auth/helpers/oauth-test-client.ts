@@ -154,7 +154,13 @@ export async function tokenRequest(worker: TestWorker, discovery: Discovery, par
   });
 }
 
-export async function exchangeCode(worker: TestWorker, discovery: Discovery, clientId: string, redirectUri: string, result: CodeResult): Promise<TokenResponse> {
+export async function exchangeCode(
+  worker: TestWorker,
+  discovery: Discovery,
+  clientId: string,
+  redirectUri: string,
+  result: CodeResult,
+): Promise<TokenResponse> {
   const response = await tokenRequest(worker, discovery, {
     grant_type: "authorization_code",
     code: result.code,

@@ -31,8 +31,16 @@ export async function measureAgainstRevision(ctx: BenchContext, rev: string): Pr
     const figures: Figure[] = [];
     try {
       const samples = Number(process.env.BENCH_AB_SAMPLES ?? 150);
-      for (const [expert, query, share] of [["no_tools", "hi", 1], ["one_call", "go", 1], ["many_steps", "steps=20", 3]] as const) {
-        const times = await interleavedPairs(() => callExpert(a, expert, query), () => callExpert(b, expert, query), { samples: Math.ceil(samples / share), warmup: 10, maxMs: 120_000 });
+      for (const [expert, query, share] of [
+        ["no_tools", "hi", 1],
+        ["one_call", "go", 1],
+        ["many_steps", "steps=20", 3],
+      ] as const) {
+        const times = await interleavedPairs(
+          () => callExpert(a, expert, query),
+          () => callExpert(b, expert, query),
+          { samples: Math.ceil(samples / share), warmup: 10, maxMs: 120_000 },
+        );
         const [sa, sb] = [summarize(times.a), summarize(times.b)];
         figures.push({
           id: `AB ${expert} vs ${rev.slice(0, 7)}`,

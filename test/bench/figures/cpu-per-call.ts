@@ -56,8 +56,11 @@ export async function measureCpuPerCall(ctx: BenchContext): Promise<Figure[]> {
       const after = await workerdCpuMs(ctx.dev.pgid);
       if (after.worker === 0) throw new Error("found no workerd process started with --inspector-addr in wrangler dev's process group");
       rows.push({
-        toolSteps: scenario.toolSteps, expert: scenario.expert, workerMs: (after.worker - before.worker) / calls,
-        entryMs: (after.entry - before.entry) / calls, wallMs: wallMs / calls,
+        toolSteps: scenario.toolSteps,
+        expert: scenario.expert,
+        workerMs: (after.worker - before.worker) / calls,
+        entryMs: (after.entry - before.entry) / calls,
+        wallMs: wallMs / calls,
       });
     }
     const [none, , five] = rows;

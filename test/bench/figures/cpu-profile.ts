@@ -8,7 +8,8 @@ import { InspectorSession, inspectorPortOf } from "../profile/inspector-session"
 import { round } from "../sample-stats";
 
 const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
-const WATCH = /buildExpertServer|registerTool|fromJsonSchema|loadSkill|callExpert|runExpert|generateText|buildExpertToolset|toolInputSchema|resolveModel|append|finish|start \[|history|log \[|redact|guardedFetch|createMcpHandler|handleRequest|validate|parse|safeParse|JSON|serveMcp|callTool|listTools|fetch/;
+const WATCH =
+  /buildExpertServer|registerTool|fromJsonSchema|loadSkill|callExpert|runExpert|generateText|buildExpertToolset|toolInputSchema|resolveModel|append|finish|start \[|history|log \[|redact|guardedFetch|createMcpHandler|handleRequest|validate|parse|safeParse|JSON|serveMcp|callTool|listTools|fetch/;
 
 /**
  * P: a V8 sampling CPU profile of the Worker's isolate (Worker and ExpertSession share it in
@@ -56,15 +57,17 @@ export async function measureCpuProfile(ctx: BenchContext): Promise<Figure[]> {
     console.error("[bench] P inclusive time of watched frames (ms per call):");
     for (const f of result.inclusive.slice(0, 60)) console.error(`  ${per(f.ms).toFixed(3).padStart(7)}  ${f.frame}`);
     const top = result.selfByModule.filter((m) => m.module !== "(idle)").slice(0, 8);
-    return [{
-      id: "P cpu",
-      title: `CPU of the Worker isolate per ${expert} call (sampling profile over ${calls} calls)`,
-      value: `${per(busy)} ms busy of ${round(wallMs / calls)} ms wall per call`,
-      target: "(breakdown)",
-      pass: null,
-      note: `Self time by module per call: ${top.map((m) => `${m.module} ${per(m.ms)} ms`).join("; ")}`,
-      details: { calls, wallMs, busyMs: busy, selfByModule: result.selfByModule.slice(0, 40), inclusive: result.inclusive.slice(0, 60) },
-    }];
+    return [
+      {
+        id: "P cpu",
+        title: `CPU of the Worker isolate per ${expert} call (sampling profile over ${calls} calls)`,
+        value: `${per(busy)} ms busy of ${round(wallMs / calls)} ms wall per call`,
+        target: "(breakdown)",
+        pass: null,
+        note: `Self time by module per call: ${top.map((m) => `${m.module} ${per(m.ms)} ms`).join("; ")}`,
+        details: { calls, wallMs, busyMs: busy, selfByModule: result.selfByModule.slice(0, 40), inclusive: result.inclusive.slice(0, 60) },
+      },
+    ];
   } finally {
     await worker.close();
     inspector.close();

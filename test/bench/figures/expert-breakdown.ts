@@ -15,7 +15,10 @@ export async function measureExpertBreakdown(ctx: BenchContext): Promise<Figure[
   const worker = await ctx.connect("/mcp");
   try {
     const figures: Figure[] = [];
-    for (const [expert, query, label] of [["no_tools", "hi", "no tool call"], ["one_call", "go", "one echo call"]] as const) {
+    for (const [expert, query, label] of [
+      ["no_tools", "hi", "no tool call"],
+      ["one_call", "go", "one echo call"],
+    ] as const) {
       const e2e: number[] = [];
       const runner: number[] = [];
       const count = Math.max(10, Math.floor(ctx.sizes.samples / 4));

@@ -42,7 +42,14 @@ export async function measureFloor(ctx: BenchContext): Promise<Figure[]> {
   const h = summarize(healthz);
   const l = summarize(list);
   return [
-    { id: "F0 healthz", title: "GET /healthz through wrangler dev (floor: proxy + workerd + router)", value: `${round(h.p50)} ms p50 (p99 ${round(h.p99)})`, target: "(floor)", pass: null, details: { healthz: h } },
+    {
+      id: "F0 healthz",
+      title: "GET /healthz through wrangler dev (floor: proxy + workerd + router)",
+      value: `${round(h.p50)} ms p50 (p99 ${round(h.p99)})`,
+      target: "(floor)",
+      pass: null,
+      details: { healthz: h },
+    },
     {
       id: "F0 tools/list",
       title: "tools/list as one bare POST, no client SDK",

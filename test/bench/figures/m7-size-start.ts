@@ -57,7 +57,10 @@ export async function measureSizeAndStart(ctx: BenchContext): Promise<Figure[]> 
         pass: null,
         note:
           `wrangler dev was ready ${round(ctx.dev.startupMs, 0)} ms after spawn. Startup hot spots: ` +
-          hotSpots.slice(0, 5).map((h) => `${h.frame} ${round(h.selfMs, 1)} ms`).join("; "),
+          hotSpots
+            .slice(0, 5)
+            .map((h) => `${h.frame} ${round(h.selfMs, 1)} ms`)
+            .join("; "),
         details: { startupMs, devReadyMs: ctx.dev.startupMs, hotSpots, checkOutputTail: check.code === 0 ? undefined : check.output.slice(-1500) },
       },
     ];

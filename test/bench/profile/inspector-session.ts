@@ -2,7 +2,13 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 
 const targetsSchema = z.array(z.looseObject({ webSocketDebuggerUrl: z.string().optional(), title: z.string().optional() }));
-const messageSchema = z.looseObject({ id: z.number().optional(), method: z.string().optional(), result: z.unknown().optional(), error: z.unknown().optional(), params: z.unknown().optional() });
+const messageSchema = z.looseObject({
+  id: z.number().optional(),
+  method: z.string().optional(),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+  params: z.unknown().optional(),
+});
 
 /** The `--inspector-port` wrangler dev was started with, read from its command line. */
 export async function inspectorPortOf(pid: number): Promise<number> {

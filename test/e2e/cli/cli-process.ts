@@ -17,7 +17,15 @@ export interface CliResult {
 }
 
 /** Runs `slipsnisse <args>` as its own process, bounded in time. */
-export async function runCliProcess(args: readonly string[], { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
-  const { code, stdout, stderr } = await spawnBounded(cliNode, [cliPath, ...args], { cwd, env: { ...process.env, ...env }, timeoutMs, label: `slipsnisse ${args.join(" ")}` });
+export async function runCliProcess(
+  args: readonly string[],
+  { cwd, env = {}, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<CliResult> {
+  const { code, stdout, stderr } = await spawnBounded(cliNode, [cliPath, ...args], {
+    cwd,
+    env: { ...process.env, ...env },
+    timeoutMs,
+    label: `slipsnisse ${args.join(" ")}`,
+  });
   return { code, stdout, stderr };
 }

@@ -112,9 +112,29 @@ describe("slipsnisse tenant add", () => {
     const added = await runCliProcess(["tenant", "add", "demo", "--dry-run"], { cwd: dir });
     expect(added.code).toBe(0);
     const config = join(dir, "wrangler.toml");
-    const deploy = await runWrangler(["deploy", "--dry-run", "--env", "demo", "--outdir", join(dir, "out"), "--config", config, "--script", join(repoRoot, "src/index.ts")]);
+    const deploy = await runWrangler([
+      "deploy",
+      "--dry-run",
+      "--env",
+      "demo",
+      "--outdir",
+      join(dir, "out"),
+      "--config",
+      config,
+      "--script",
+      join(repoRoot, "src/index.ts"),
+    ]);
     expect(deploy.code, deploy.output).toBe(0);
-    for (const binding of ["env.EXPERT_SESSION (ExpertSession)", "env.LEGACY_SSE (LegacySseSession)", "env.CACHE", "env.OAUTH_KV", "env.DB (slipsnisse-demo)", "env.SELF (slipsnisse-demo)", "env.AI", 'env.TENANT ("demo")']) {
+    for (const binding of [
+      "env.EXPERT_SESSION (ExpertSession)",
+      "env.LEGACY_SSE (LegacySseSession)",
+      "env.CACHE",
+      "env.OAUTH_KV",
+      "env.DB (slipsnisse-demo)",
+      "env.SELF (slipsnisse-demo)",
+      "env.AI",
+      'env.TENANT ("demo")',
+    ]) {
       expect(deploy.output).toContain(binding);
     }
     expect(deploy.output).not.toMatch(/WARNING|not inherited|exists at the top level/i);

@@ -24,9 +24,7 @@ describe("MCP conformance suite against wrangler dev", () => {
     await loadCatalog(dev.baseUrl, {
       skills: {
         default: {
-          experts: [
-            { name: "ask", description: "Answers a question.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "none" },
-          ],
+          experts: [{ name: "ask", description: "Answers a question.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "none" }],
         },
       },
     });

@@ -86,7 +86,9 @@ export async function connectAbortable(url: string, kind: AbortableKind | Era, o
     resolved === "v2-2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
   );
   const transport =
-    resolved === "v2-sse" ? new SSEClientTransport(target, { requestInit, fetch: fetchFn }) : new StreamableHTTPClientTransport(target, { requestInit, fetch: fetchFn });
+    resolved === "v2-sse"
+      ? new SSEClientTransport(target, { requestInit, fetch: fetchFn })
+      : new StreamableHTTPClientTransport(target, { requestInit, fetch: fetchFn });
   await client.connect(transport);
   return {
     startCall: (name, args, onProgress) => {

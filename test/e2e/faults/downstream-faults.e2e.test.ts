@@ -56,7 +56,12 @@ describe("downstream faults end to end", () => {
   };
 
   beforeAll(async () => {
-    [fixtures, fake, doomed, malformed] = await Promise.all([startFixtureServers(), startFakeOpenAI(), startEchoServer("doomed"), startMalformedJsonRpcServer()]);
+    [fixtures, fake, doomed, malformed] = await Promise.all([
+      startFixtureServers(),
+      startFakeOpenAI(),
+      startEchoServer("doomed"),
+      startMalformedJsonRpcServer(),
+    ]);
     fxBase = taggedBase(fixtures.urls.echo, "downstream-faults");
     fake.reset((request) => {
       const results = toolResultMessages(request);
@@ -99,7 +104,11 @@ describe("downstream faults end to end", () => {
   it("turns a downstream killed mid-call into an error naming the server, not a hang", async () => {
     const running = call("doomed", "sleep", { ms: 20_000 });
     running.catch(() => undefined);
-    await waitFor("the doomed server to receive the sleep call", async () => ((await readFixtureStats(doomed.origin)).calls.sleep === 1 ? true : undefined), 15_000);
+    await waitFor(
+      "the doomed server to receive the sleep call",
+      async () => ((await readFixtureStats(doomed.origin)).calls.sleep === 1 ? true : undefined),
+      15_000,
+    );
     await doomed.stop();
     // Not a hang: the call ends with the closed connection's error, not the 20 s sleep's answer.
     const { result, text } = await running;

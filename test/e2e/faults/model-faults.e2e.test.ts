@@ -56,7 +56,16 @@ describe("model faults end to end", () => {
 
   /** The Worker's log line holding every fragment; wrangler's output arrives through a pipe, so it is awaited (bounded). */
   const logLineWith = (...fragments: string[]): Promise<string> =>
-    waitFor(`a log line with ${fragments.join(" and ")}`, () => dev.logs().split("\n").find((candidate) => fragments.every((fragment) => candidate.includes(fragment))), 10_000, 100);
+    waitFor(
+      `a log line with ${fragments.join(" and ")}`,
+      () =>
+        dev
+          .logs()
+          .split("\n")
+          .find((candidate) => fragments.every((fragment) => candidate.includes(fragment))),
+      10_000,
+      100,
+    );
 
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
@@ -66,7 +75,12 @@ describe("model faults end to end", () => {
       skills: {
         [SKILL]: {
           servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [expert("steady", fake.baseURL), expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS), expert("brisk", fake.baseURL, BRISK_TIMEOUT_MS), expert("unplugged", `${fixtures.urls.dead}/v1`)],
+          experts: [
+            expert("steady", fake.baseURL),
+            expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS),
+            expert("brisk", fake.baseURL, BRISK_TIMEOUT_MS),
+            expert("unplugged", `${fixtures.urls.dead}/v1`),
+          ],
         },
       },
     });
@@ -100,7 +114,9 @@ describe("model faults end to end", () => {
     // With the AI SDK's flat 2 s retry waits, two rate-limited steps ran out the 4 s budget.
     fake.reset((request, i) => {
       if (i % 2 === 0) return errorReply(429, "slow down");
-      return toolResultMessages(request).length === 0 ? toolCallsReply({ name: "fx__echo", arguments: { text: "ping" } }) : textReply("answered despite rate limits");
+      return toolResultMessages(request).length === 0
+        ? toolCallsReply({ name: "fx__echo", arguments: { text: "ping" } })
+        : textReply("answered despite rate limits");
     });
     const { result, text } = await call("brisk", "rate-limited at every step");
     expect(result.isError ?? false).toBe(false);
@@ -112,7 +128,10 @@ describe("model faults end to end", () => {
     // The trace: one log line per retry, and the count on the run's closing line.
     const finished = await logLineWith(run.id, '"message":"expert run finished"');
     expect(finished).toContain('"retries":2');
-    const retried = dev.logs().split("\n").filter((line) => line.includes('"message":"model call retried"') && line.includes('"expert":"brisk"'));
+    const retried = dev
+      .logs()
+      .split("\n")
+      .filter((line) => line.includes('"message":"model call retried"') && line.includes('"expert":"brisk"'));
     expect(retried.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -126,7 +145,7 @@ describe("model faults end to end", () => {
     fake.reset([errorReply(429, "slow down", { "retry-after": "30" }), textReply("never")]);
     const tooLong = await call("brisk", "retry after thirty seconds");
     expect(tooLong.result.isError).toBe(true);
-    expect(tooLong.text).toContain("rate-limited expert \"brisk\" (HTTP 429)");
+    expect(tooLong.text).toContain('rate-limited expert "brisk" (HTTP 429)');
     expect(tooLong.text).toContain("asked to wait 30000 ms");
     expect(fake.requests).toHaveLength(1);
     expect((await recordOf(tooLong.result)).run).toMatchObject({ outcome: "error", usage: { retries: 0, budgetExhausted: "timeout" } });
@@ -149,7 +168,11 @@ describe("model faults end to end", () => {
     expect(text).toMatch(/Expert "steady" stopped: its model sent malformed arguments 3 times \(fx__echo\)/);
     // Two errors went back to the model; the third ended the run, long before max_steps.
     expect(fake.requests).toHaveLength(3);
-    expect(toolResultMessages(fake.requests[2] ?? { model: "", messages: [] }).map((r) => r.content).join(" ")).toMatch(/input schema|JSON|parse/i);
+    expect(
+      toolResultMessages(fake.requests[2] ?? { model: "", messages: [] })
+        .map((r) => r.content)
+        .join(" "),
+    ).toMatch(/input schema|JSON|parse/i);
     expect((await readFixtureStats(fxBase)).calls).toEqual(statsBefore.calls);
     const { run, steps } = await recordOf(result);
     expect(run).toMatchObject({ outcome: "error", error: expect.stringContaining("malformed arguments") });

@@ -1,3 +1,4 @@
+import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -30,7 +31,7 @@ export type StoredStepRow = z.infer<typeof stepRowSchema>;
 export const toolCallRecordSchema = z.object({ name: z.string(), status: z.string(), error: z.string().optional() }).loose();
 
 async function sqliteFiles(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true, recursive: true });
   } catch {
@@ -53,7 +54,12 @@ function withDatabase<T>(file: string, read: (db: DatabaseSync) => T): T | undef
 export async function readRuns(persistDir: string): Promise<StoredRunRow[]> {
   const rows: StoredRunRow[] = [];
   for (const file of await sqliteFiles(join(persistDir, "v3", "do"))) {
-    const found = withDatabase(file, (db) => db.prepare("SELECT * FROM runs").all().map((row) => ({ ...storedRunSchema.parse(row), file })));
+    const found = withDatabase(file, (db) =>
+      db
+        .prepare("SELECT * FROM runs")
+        .all()
+        .map((row) => ({ ...storedRunSchema.parse(row), file })),
+    );
     rows.push(...(found ?? []));
   }
   return rows;
@@ -62,7 +68,12 @@ export async function readRuns(persistDir: string): Promise<StoredRunRow[]> {
 /** The steps of one run, oldest first, with their tool calls parsed. */
 export async function readSteps(run: StoredRunRow): Promise<Array<StoredStepRow & { calls: Array<z.infer<typeof toolCallRecordSchema>> }>> {
   const steps =
-    withDatabase(run.file, (db) => db.prepare("SELECT * FROM run_steps WHERE run_id = ? ORDER BY step").all(run.id).map((row) => stepRowSchema.parse(row))) ?? [];
+    withDatabase(run.file, (db) =>
+      db
+        .prepare("SELECT * FROM run_steps WHERE run_id = ? ORDER BY step")
+        .all(run.id)
+        .map((row) => stepRowSchema.parse(row)),
+    ) ?? [];
   return steps.map((step) => ({ ...step, calls: z.array(toolCallRecordSchema).parse(JSON.parse(step.tool_calls)) }));
 }
 

@@ -59,6 +59,16 @@ export async function makeBrowserHandoff(dir: string): Promise<BrowserHandoff> {
  * (it would open a real browser on a developer's desktop), so it falls back to `$BROWSER`.
  */
 export function handoffBrowserEnv(handoff: BrowserHandoff): Record<string, string> {
-  const noDesktop = ["DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION", "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID", "DBUS_SESSION_BUS_ADDRESS"];
+  const noDesktop = [
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_CURRENT_DESKTOP",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "KDE_FULL_SESSION",
+    "GNOME_DESKTOP_SESSION_ID",
+    "MATE_DESKTOP_SESSION_ID",
+    "DBUS_SESSION_BUS_ADDRESS",
+  ];
   return { ...Object.fromEntries(noDesktop.map((name) => [name, ""])), BROWSER: handoff.browser };
 }

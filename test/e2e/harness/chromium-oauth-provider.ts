@@ -100,7 +100,8 @@ export class ChromiumOAuthProvider implements OAuthClientProvider {
     if (!redirect) throw new Error("the browser never reached the callback");
     if (redirect.searchParams.get("state") !== this.sentState) throw new Error("the callback's state is not the one this client sent");
     const code = redirect.searchParams.get("code");
-    if (!code) throw new Error(`the callback carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
+    if (!code)
+      throw new Error(`the callback carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
     return code;
   }
 }

@@ -11,9 +11,7 @@ export const chatRequestSchema = z.looseObject({
       tool_calls: z.array(z.looseObject({ id: z.string().optional() })).optional(),
     }),
   ),
-  tools: z
-    .array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }) }))
-    .optional(),
+  tools: z.array(z.looseObject({ type: z.string(), function: z.looseObject({ name: z.string() }) })).optional(),
   stream: z.boolean().optional(),
 });
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
@@ -42,9 +40,7 @@ export type ScriptedReply =
   | (ReplyCommon & { kind: "error"; status: number; message: string; headers?: Record<string, string> });
 
 /** What the fake answers: a queue consumed in order, or a function of the request. */
-export type ReplyScript =
-  | ScriptedReply[]
-  | ((request: ChatRequest, index: number) => ScriptedReply | Promise<ScriptedReply>);
+export type ReplyScript = ScriptedReply[] | ((request: ChatRequest, index: number) => ScriptedReply | Promise<ScriptedReply>);
 
 export const textReply = (text: string, usage?: TokenUsage): ScriptedReply => ({ kind: "text", text, usage });
 

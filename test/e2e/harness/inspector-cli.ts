@@ -6,9 +6,7 @@ import { z } from "zod";
 import { spawnBounded } from "./spawn-bounded";
 
 /** The bin behind `npx @modelcontextprotocol/inspector`, run under this Node (it needs >= 22.19). */
-const inspectorBin = fileURLToPath(
-  new URL("../../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", import.meta.url),
-);
+const inspectorBin = fileURLToPath(new URL("../../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js", import.meta.url));
 
 export interface InspectorCliOptions {
   timeoutMs?: number;
@@ -74,7 +72,18 @@ export async function inspectorCallTool(
   options: InspectorMethodOptions = {},
 ): Promise<z.infer<typeof toolCallSchema>> {
   const called = await runInspectorCli(
-    [url, "--transport", options.transport ?? "http", "--method", "tools/call", "--tool-name", name, "--tool-args-json", JSON.stringify(args), ...(options.args ?? [])],
+    [
+      url,
+      "--transport",
+      options.transport ?? "http",
+      "--method",
+      "tools/call",
+      "--tool-name",
+      name,
+      "--tool-args-json",
+      JSON.stringify(args),
+      ...(options.args ?? []),
+    ],
     options,
   );
   const parsed = toolCallSchema.safeParse(called);

@@ -78,8 +78,7 @@ function v2Options(kind: McpClientKind): ConstructorParameters<typeof Client>[1]
 async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
   const client = new Client({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" }, v2Options(kind));
   const requestInit = { headers: options.headers ?? {} };
-  const transport =
-    kind === "v2-sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  const transport = kind === "v2-sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
   await client.connect(transport);
   const timeout = options.timeoutMs;
   return {
@@ -88,9 +87,7 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
     // `bypass`: the v2 client caches lists for the server's ttlMs; the tests measure the server.
     listTools: async () => (await client.listTools(undefined, { cacheMode: "bypass", timeout })).tools,
     callTool: async (name, args, onProgress) =>
-      toToolCallResult(
-        await client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true }),
-      ),
+      toToolCallResult(await client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true })),
     close: () => client.close(),
   };
 }
@@ -98,8 +95,7 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
 async function connectV1(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
   const client = new ClientV1({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" });
   const requestInit = { headers: options.headers ?? {} };
-  const transport =
-    kind === "v1-sse" ? new SSEClientTransportV1(url, { requestInit }) : new StreamableHTTPClientTransportV1(url, { requestInit });
+  const transport = kind === "v1-sse" ? new SSEClientTransportV1(url, { requestInit }) : new StreamableHTTPClientTransportV1(url, { requestInit });
   await client.connect(transport);
   const timeout = options.timeoutMs;
   return {

@@ -55,7 +55,11 @@ const DEFAULT_REDIRECT = "http://127.0.0.1:9/oauth/callback";
 export async function signIn(baseUrl: string, options: SignInOptions = {}): Promise<OAuthSession> {
   const pending = await beginSignIn(baseUrl, options);
   const registered = new URL(pending.redirectUri);
-  const redirect = await approveInBrowser(pending.authorizationUrl, options.login, (url) => url.origin === registered.origin && url.pathname === registered.pathname);
+  const redirect = await approveInBrowser(
+    pending.authorizationUrl,
+    options.login,
+    (url) => url.origin === registered.origin && url.pathname === registered.pathname,
+  );
   return pending.finish(redirect);
 }
 
@@ -85,7 +89,9 @@ export async function beginSignIn(baseUrl: string, options: SignInOptions = {}):
   await challenge.arrayBuffer();
   const { resourceMetadataUrl } = extractWWWAuthenticateParams(challenge);
   if (challenge.status !== 401 || !resourceMetadataUrl) {
-    throw new Error(`${mcpUrl} answered ${challenge.status} without a resource_metadata challenge (WWW-Authenticate: ${challenge.headers.get("WWW-Authenticate")})`);
+    throw new Error(
+      `${mcpUrl} answered ${challenge.status} without a resource_metadata challenge (WWW-Authenticate: ${challenge.headers.get("WWW-Authenticate")})`,
+    );
   }
 
   const info = await discoverOAuthServerInfo(mcpUrl, { resourceMetadataUrl, fetchFn });
@@ -125,7 +131,8 @@ export async function beginSignIn(baseUrl: string, options: SignInOptions = {}):
     async finish(redirect: URL): Promise<OAuthSession> {
       if (redirect.searchParams.get("state") !== state) throw new Error("the redirect's state is not the one this client sent");
       const code = redirect.searchParams.get("code");
-      if (!code) throw new Error(`the redirect carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
+      if (!code)
+        throw new Error(`the redirect carries no code: ${redirect.searchParams.get("error") ?? ""} ${redirect.searchParams.get("error_description") ?? ""}`);
 
       const tokens = await exchangeAuthorization(asUrl, {
         metadata,

@@ -6,7 +6,12 @@ import { repoRoot } from "./wrangler-command";
 
 /** What `wrangler dev` / `wrangler deploy` read from the project. */
 const PROJECT_ENTRIES = [
-  "src", "migrations", "wrangler.toml", "package.json", "tsconfig.json", "worker-configuration.d.ts",
+  "src",
+  "migrations",
+  "wrangler.toml",
+  "package.json",
+  "tsconfig.json",
+  "worker-configuration.d.ts",
   // The demo docs server imports the README as a text module.
   "README.md",
   // `npm start` itself (start.mjs and the demo catalog it loads).

@@ -2,9 +2,7 @@ import { fileURLToPath } from "node:url";
 import { spawnBounded } from "./spawn-bounded";
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-export const wranglerCli = fileURLToPath(
-  new URL("../../../node_modules/wrangler/wrangler-dist/cli.js", import.meta.url),
-);
+export const wranglerCli = fileURLToPath(new URL("../../../node_modules/wrangler/wrangler-dist/cli.js", import.meta.url));
 
 /** With these and `--local`, wrangler makes no outbound connection (docs/platform-notes.md#wrangler-offline). */
 export function offlineWranglerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -38,6 +36,11 @@ export async function runWrangler(
   args: readonly string[],
   { cwd = repoRoot, timeoutMs = 60_000 }: { cwd?: string; timeoutMs?: number } = {},
 ): Promise<CommandResult> {
-  const { code, output } = await spawnBounded(process.execPath, wranglerArgv(args), { cwd, env: offlineWranglerEnv(), timeoutMs, label: `wrangler ${args.join(" ")}` });
+  const { code, output } = await spawnBounded(process.execPath, wranglerArgv(args), {
+    cwd,
+    env: offlineWranglerEnv(),
+    timeoutMs,
+    label: `wrangler ${args.join(" ")}`,
+  });
   return { code, output };
 }

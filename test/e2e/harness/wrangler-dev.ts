@@ -96,9 +96,18 @@ async function launch(projectDir: string, persistDir: string, options: WranglerD
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
-    "dev", "--local", "--ip", "127.0.0.1", "--port", String(port),
-    "--inspector-port", String(inspectorPort), "--persist-to", persistDir,
-    "--show-interactive-dev-session=false", "--live-reload=false",
+    "dev",
+    "--local",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(inspectorPort),
+    "--persist-to",
+    persistDir,
+    "--show-interactive-dev-session=false",
+    "--live-reload=false",
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
   ];
   const started = performance.now();

@@ -115,7 +115,12 @@ describe("load: 50 concurrent expert calls from 10 signed-in users", () => {
       // The run in this user's session is the one that carried this user's marker.
       for (const answer of mine) {
         const steps = await adminRunSteps(admin, "default", `dev-${login}`, answer.runId);
-        expect(steps.map((step) => step.text).join(" ").match(MARKER)).toEqual([answer.marker]);
+        expect(
+          steps
+            .map((step) => step.text)
+            .join(" ")
+            .match(MARKER),
+        ).toEqual([answer.marker]);
         expect(steps.flatMap((step) => step.toolCalls)).toMatchObject([{ name: "fx__echo", status: "ok" }]);
       }
     }

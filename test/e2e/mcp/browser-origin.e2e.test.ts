@@ -7,7 +7,15 @@ import { projectWithSecrets, type ProjectWithSecrets } from "../oauth/project-wi
 
 const ALLOWED = "https://claude.ai";
 const OTHER = "https://evil.example";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 const initialize = {
   jsonrpc: "2.0",
@@ -41,7 +49,11 @@ describe("browser origins on the MCP endpoint (ALLOWED_ORIGINS)", () => {
     });
     await loadCatalog(
       dev.baseUrl,
-      { skills: { default: { experts: [{ name: "ask", description: "Answers.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "none" }] } } },
+      {
+        skills: {
+          default: { experts: [{ name: "ask", description: "Answers.", provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "none" }] },
+        },
+      },
       bearer({ accessToken: project.adminToken }),
     );
     session = await signIn(dev.baseUrl);

@@ -145,7 +145,11 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
       await server?.stop();
     });
 
-    signInPaths("dev", () => server, () => undefined);
+    signInPaths(
+      "dev",
+      () => server,
+      () => undefined,
+    );
 
     it("dev: the consent page names the team and host, makes Allow the primary default button, and labels its controls", async () => {
       const pending = await beginSignIn(server.dev.baseUrl, { redirectUri: CLAUDE_AI_CALLBACK, clientName: "Claude" });
@@ -161,7 +165,9 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
       const background = (name: string) =>
         page
           .getByRole("button", { name, exact: true })
-          .evaluate((button) => (globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string } }).getComputedStyle(button).backgroundColor);
+          .evaluate(
+            (button) => (globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string } }).getComputedStyle(button).backgroundColor,
+          );
       expect(await background("Allow")).toBe("rgb(29, 78, 216)");
       expect(await background("Deny")).toBe("rgb(255, 255, 255)");
       expect(await page.getByLabel("Sign in as").inputValue()).toBe("alice");
@@ -169,7 +175,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
       await saveScreenshot(page, "consent-page-dev");
     });
 
-    it("dev: picking bob under \"Sign in as\" signs bob in: the token is bob's", async () => {
+    it('dev: picking bob under "Sign in as" signs bob in: the token is bob\'s', async () => {
       const pending = await beginSignIn(server.dev.baseUrl, { redirectUri: CLAUDE_AI_CALLBACK, clientName: "Claude" });
       const page = await openAuthorization(pending);
       await page.getByLabel("Sign in as").selectOption("bob");
@@ -203,7 +209,11 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
       await issuer.stop();
     });
 
-    signInPaths("oidc", () => server, () => issuerOrigin);
+    signInPaths(
+      "oidc",
+      () => server,
+      () => issuerOrigin,
+    );
 
     it("oidc: Allow takes the browser through the identity provider's authorize endpoint and back", async () => {
       const pending = await beginSignIn(server.dev.baseUrl, { redirectUri: CLAUDE_AI_CALLBACK, clientName: "Claude" });

@@ -19,7 +19,14 @@ describe("team limits, skill access and members through wrangler dev", () => {
   beforeAll(async () => {
     server = await startDevTeamServer();
     base = server.dev.baseUrl;
-    const expert = { name: EXPERT, description: "Answers from the team's notes.", provider: "openai-compatible" as const, base_url: server.fake.baseURL, model: "fake-cheap", budget: { max_steps: 2, timeout_ms: 20_000 } };
+    const expert = {
+      name: EXPERT,
+      description: "Answers from the team's notes.",
+      provider: "openai-compatible" as const,
+      base_url: server.fake.baseURL,
+      model: "fake-cheap",
+      budget: { max_steps: 2, timeout_ms: 20_000 },
+    };
     await loadCatalog(
       base,
       {
@@ -47,7 +54,9 @@ describe("team limits, skill access and members through wrangler dev", () => {
 
       const second = await client.callTool(EXPERT, { query: "second question" });
       expect(second.isError).toBe(true);
-      expect(resultText(second)).toMatch(/Usage limit reached: your runs_per_day in skill "default" is 1 \(used 1\); it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/);
+      expect(resultText(second)).toMatch(
+        /Usage limit reached: your runs_per_day in skill "default" is 1 \(used 1\); it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/,
+      );
       expect(server.fake.requests.length).toBe(requestsAfterFirst);
     } finally {
       await client.close();
@@ -77,7 +86,11 @@ describe("team limits, skill access and members through wrangler dev", () => {
     expect(revoked).toMatchObject({ code: 0 });
     expect(revoked.stdout).toContain("Revoked 1 grant(s) of bob (dev-bob)");
     // Bob's access token has most of its hour left; the next request is refused.
-    const refused = await boundedFetch(`${base}/s/private/mcp`, { method: "POST", headers: { "Content-Type": "application/json", ...bearer(bob) }, body: "{}" });
+    const refused = await boundedFetch(`${base}/s/private/mcp`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...bearer(bob) },
+      body: "{}",
+    });
     expect(refused.status).toBe(401);
     // Alice keeps working.
     const client = await connectMcpClient("v2-2025", `${base}/mcp`, { headers: bearer(alice) });

@@ -54,9 +54,13 @@ describe("usage limits", () => {
 
   it("two users racing for the skill's last run: exactly one runs, the model is called once", async () => {
     const model = models.play([{ text: "raced answer" }]);
-    const results = await Promise.all([alice, bob].map((user) => sessionOf("limit-skill-runs", user).callExpert(callOf("limit-skill-runs", "answer", "race", {}, user))));
+    const results = await Promise.all(
+      [alice, bob].map((user) => sessionOf("limit-skill-runs", user).callExpert(callOf("limit-skill-runs", "answer", "race", {}, user))),
+    );
     expect(results.map((result) => result.outcome).sort()).toEqual(["error", "ok"]);
-    expect(results.find((result) => result.outcome === "error")?.text).toContain(`this skill's (all users together) runs_per_day in skill "limit-skill-runs" is 1 (used 1)`);
+    expect(results.find((result) => result.outcome === "error")?.text).toContain(
+      `this skill's (all users together) runs_per_day in skill "limit-skill-runs" is 1 (used 1)`,
+    );
     expect(model.doGenerateCalls).toHaveLength(1);
     const row = await env.DB.prepare("SELECT runs, in_flight FROM usage_counters WHERE subject = 'skill:limit-skill-runs'").first();
     expect(row).toEqual({ runs: 1, in_flight: 0 });
@@ -100,7 +104,9 @@ describe("usage limits", () => {
     // workerd in this plugin version): its slot reserved in D1 and its reservation in the session.
     const limits = skillLimitsSchema.parse({ per_user: { runs_in_flight: 1 } });
     const reservation = await reserveRun(env.DB, "limit-in-flight", alice.userId, limits, Date.now());
-    await runInDurableObject(sessionOf("limit-in-flight", alice), (_instance, state) => state.storage.kv.put(`limit-reservation:${crypto.randomUUID()}`, reservation));
+    await runInDurableObject(sessionOf("limit-in-flight", alice), (_instance, state) =>
+      state.storage.kv.put(`limit-reservation:${crypto.randomUUID()}`, reservation),
+    );
     expect(await inFlight("user:limit-in-flight:u-limit-alice")).toBe(1);
     await abortAllDurableObjects();
     models.play([{ text: "after the restart" }]);

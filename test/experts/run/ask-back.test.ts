@@ -28,7 +28,14 @@ const call = (extra: Partial<ExpertCallRequest> = {}): ExpertCallRequest => ({
 /** The prompt the model received, as text, for asserting what was in its context. */
 const promptOf = (model: MockLanguageModelV4, index: number) => JSON.stringify(model.doGenerateCalls[index]?.prompt ?? null);
 
-const askFirst = [{ calls: [{ name: "echo__echo", input: { text: "found-in-step-one" } }, { name: "ask_orchestrator", input: { question: "Which major version do you run?" } }] }];
+const askFirst = [
+  {
+    calls: [
+      { name: "echo__echo", input: { text: "found-in-step-one" } },
+      { name: "ask_orchestrator", input: { question: "Which major version do you run?" } },
+    ],
+  },
+];
 
 describe("ask-back: an expert asks the orchestrator and resumes", () => {
   const models = useCatalogWithScriptedModels({
@@ -117,4 +124,3 @@ describe("ask-back: an expert asks the orchestrator and resumes", () => {
     expect(model.doGenerateCalls).toHaveLength(0);
   });
 });
-

@@ -16,7 +16,14 @@ describe("runExpert in route mode", () => {
     const source = servers();
     const progress: StepProgress[] = [];
     const model = scriptedModel([{ calls: [{ name: "docs__search", input: { q: "budgets" } }], outputTokens: 9 }, { text: "a second call must not happen" }]);
-    const result = await runExpert({ expert: routeExpert(), toolPolicy: makePolicy(), args: { query: "budgets" }, model, tools: source, onStep: (p) => progress.push(p) });
+    const result = await runExpert({
+      expert: routeExpert(),
+      toolPolicy: makePolicy(),
+      args: { query: "budgets" },
+      model,
+      tools: source,
+      onStep: (p) => progress.push(p),
+    });
 
     expect(result.outcome).toBe("ok");
     expect(result.text).toBe("search hits for budgets\n- readme#budgets");
@@ -74,7 +81,13 @@ describe("runExpert in route mode", () => {
   it("truncates the routed result to max_tool_result_bytes", async () => {
     const source = new FakeToolSource({ docs: { search: { result: textResult("x".repeat(5_000)) } } });
     const model = scriptedModel([{ calls: [{ name: "docs__search", input: { q: "big" } }] }]);
-    const result = await runExpert({ expert: routeExpert({ max_tool_result_bytes: 300 }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: routeExpert({ max_tool_result_bytes: 300 }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
     expect(result.outcome).toBe("ok");
     expect(new TextEncoder().encode(result.text).length).toBeLessThan(600);
     expect(result.usage.downstreamBytesRead).toBe(5_000);
@@ -82,7 +95,16 @@ describe("runExpert in route mode", () => {
   });
 
   it("stops a slow downstream call at the run's timeout", async () => {
-    const source = new FakeToolSource({ docs: { search: { result: async (_args, signal) => (await wait(10_000, signal), textResult("late")) } } });
+    const source = new FakeToolSource({
+      docs: {
+        search: {
+          result: async (_args, signal) => {
+            await wait(10_000, signal);
+            return textResult("late");
+          },
+        },
+      },
+    });
     const model = scriptedModel([{ calls: [{ name: "docs__search", input: { q: "slow" } }] }]);
     const result = await runExpert({ expert: routeExpert({ timeout_ms: 1_000 }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
     expect(result.outcome).toBe("budget_exhausted");

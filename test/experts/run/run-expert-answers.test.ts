@@ -9,10 +9,7 @@ import { scriptedModel } from "../../support/workers/scripted-model";
 describe("runExpert answers", () => {
   it("returns the model's final text after executing its whitelisted tool calls", async () => {
     const source = new FakeToolSource({ docs: { search: { result: textResult("Hono 4.13 adds X") }, read: {} } });
-    const model = scriptedModel([
-      { calls: [{ name: "docs__search", input: { q: "hono" } }] },
-      { text: "Hono 4.13 adds X (docs__search)." },
-    ]);
+    const model = scriptedModel([{ calls: [{ name: "docs__search", input: { q: "hono" } }] }, { text: "Hono 4.13 adds X (docs__search)." }]);
     const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "What is new in Hono?" }, model, tools: source });
 
     expect(result.outcome).toBe("ok");
@@ -39,7 +36,10 @@ describe("runExpert answers", () => {
       expert: makeExpert({ system_prompt: "You are the Hono expert." }),
       toolPolicy: makePolicy(),
       args: { query: "versions?", package: "hono", limit: 3 },
-      history: [{ role: "user", content: "earlier question" }, { role: "assistant", content: "earlier answer" }],
+      history: [
+        { role: "user", content: "earlier question" },
+        { role: "assistant", content: "earlier answer" },
+      ],
       model,
       tools: new FakeToolSource({ docs: { search: {}, read: {} } }),
     });
@@ -52,12 +52,14 @@ describe("runExpert answers", () => {
   it("runs the tool calls of one step in parallel", async () => {
     // Each call answers only once all three are in flight: run one at a time, none ever would.
     const together = new Rendezvous(3);
-    const meet = { result: async () => (await together.arrive(), textResult("done")) };
+    const meet = {
+      result: async () => {
+        await together.arrive();
+        return textResult("done");
+      },
+    };
     const source = new FakeToolSource({ docs: { search: meet, read: meet } });
-    const model = scriptedModel([
-      { calls: [{ name: "docs__search" }, { name: "docs__read" }, { name: "docs__search" }] },
-      { text: "all three done" },
-    ]);
+    const model = scriptedModel([{ calls: [{ name: "docs__search" }, { name: "docs__read" }, { name: "docs__search" }] }, { text: "all three done" }]);
     const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
 
     expect(result.outcome).toBe("ok");

@@ -29,7 +29,13 @@ describe("runExpert budgets", () => {
     const source = new FakeToolSource({ docs: { search: { result: () => never() }, read: {} } });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }] }, { text: "never reached" }]);
     // What this run waits on never answers: it can only end through the budget's abort.
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 1000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 1000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
 
     expect(result.outcome).toBe("budget_exhausted");
     expect(result.usage.budgetExhausted).toBe("timeout");
@@ -48,7 +54,13 @@ describe("runExpert budgets", () => {
       },
     ]);
     // What this run waits on never answers: it can only end through the budget's abort.
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 1000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 1000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
 
     expect(result).toMatchObject({ outcome: "budget_exhausted", usage: { budgetExhausted: "timeout", steps: 1, toolCalls: 1 } });
     expect(modelSignal?.aborted).toBe(true);
@@ -58,7 +70,13 @@ describe("runExpert budgets", () => {
   it("max_tool_calls: calls past the budget are refused with a budget message and the loop stops", async () => {
     const source = new FakeToolSource({ docs: { search: {}, read: {} } });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }, { name: "docs__read" }, { name: "docs__search" }] }, { text: "never asked" }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { max_tool_calls: 2 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { max_tool_calls: 2 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
 
     expect(source.calls).toHaveLength(2);
     expect(model.doGenerateCalls).toHaveLength(1);
@@ -71,7 +89,13 @@ describe("runExpert budgets", () => {
   it("max_tool_calls: spending exactly the budget lets the model answer on a tool-less step", async () => {
     const source = new FakeToolSource({ docs: { search: {}, read: {} } });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }, { name: "docs__read" }] }, { text: "answer from two calls" }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { max_tool_calls: 2 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { max_tool_calls: 2 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
     expect(model.doGenerateCalls[1]?.tools ?? []).toEqual([]);
     expect(result).toMatchObject({ outcome: "ok", text: "answer from two calls", usage: { toolCalls: 2, budgetExhausted: null } });
   });
@@ -102,7 +126,13 @@ describe("runExpert budgets", () => {
       { calls: [{ name: "docs__read" }], outputTokens: 8 },
       { text: "never asked" },
     ]);
-    const result = await runExpert({ expert: makeExpert({ budget: { max_output_tokens: 20 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { max_output_tokens: 20 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
 
     expect(model.doGenerateCalls.map((c) => c.maxOutputTokens)).toEqual([20, 8]);
     expect(result).toMatchObject({ outcome: "budget_exhausted", usage: { budgetExhausted: "output_tokens", outputTokens: 20 } });
@@ -138,7 +168,13 @@ describe("runExpert budgets", () => {
       },
     });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }] }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 1000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 1000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
     expect(result.usage.budgetExhausted).toBe("timeout");
     expect(toolSignal?.aborted).toBe(true);
   });

@@ -25,7 +25,8 @@ function apiError(statusCode: number, headers: Record<string, string> = {}): API
   });
 }
 
-const docs = () => new FakeToolSource({ docs: { search: { inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }, read: {} } });
+const docs = () =>
+  new FakeToolSource({ docs: { search: { inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }, read: {} } });
 
 describe("runExpert faults", () => {
   afterEach(() => {
@@ -100,14 +101,26 @@ describe("runExpert faults", () => {
     // The AI SDK's own retries waited 2 s each, so two rate-limited steps outlasted the budget.
     const rateLimited = () => Promise.reject(apiError(429));
     const model = scriptedModel([rateLimited, { calls: [{ name: "docs__search", input: { q: "x" } }] }, rateLimited, { text: "answered" }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 4_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 4_000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: docs(),
+    });
     expect(result).toMatchObject({ outcome: "ok", text: "answered", usage: { steps: 2, retries: 2, budgetExhausted: null } });
     expect(model.doGenerateCalls).toHaveLength(4);
   });
 
   it("a Retry-After longer than the time left ends the run at once as rate-limited, without a retry", async () => {
     const model = scriptedModel([() => Promise.reject(apiError(429, { "retry-after": "30" })), { text: "never" }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 4_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 4_000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: docs(),
+    });
     expect(result).toMatchObject({ outcome: "error", error: { kind: "model-rate-limited" }, usage: { retries: 0, budgetExhausted: "timeout" } });
     expect(result.text).toContain("asked to wait 30000 ms");
     expect(model.doGenerateCalls).toHaveLength(1);
@@ -120,7 +133,14 @@ describe("runExpert faults", () => {
       if (String(line).includes("model call retried")) queueMicrotask(() => controller.abort(new DOMException("client went away", "AbortError")));
     });
     const model = scriptedModel([() => Promise.reject(apiError(503, { "retry-after-ms": "5000" })), { text: "never" }]);
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 20_000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs(), signal: controller.signal });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 20_000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: docs(),
+      signal: controller.signal,
+    });
     expect(result.outcome).toBe("cancelled");
     expect(model.doGenerateCalls).toHaveLength(1);
   });
@@ -136,7 +156,13 @@ describe("runExpert faults", () => {
     // A 5 s retry-after does not fit in the 1 s budget, so no retry wait starts: a wait would
     // have counted a retry (onRetry runs before it), and retries stays 0 below.
     const model = scriptedModel([() => Promise.reject(apiError(503, { "retry-after": "5" }))]);
-    const result = await runExpert({ expert: makeExpert({ budget: { timeout_ms: 1000 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
+    const result = await runExpert({
+      expert: makeExpert({ budget: { timeout_ms: 1000 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: docs(),
+    });
     expect(result.usage.budgetExhausted).toBe("timeout");
     expect(model.doGenerateCalls).toHaveLength(1);
     // The orchestrator learns the provider was failing, not just that time ran out.
@@ -172,7 +198,10 @@ describe("runExpert faults", () => {
 
   it("a downstream tool error goes back to the model as a tool error and the run continues", async () => {
     const source = new FakeToolSource({
-      docs: { search: { result: { content: [{ type: "text", text: "index offline" }], isError: true } }, read: { result: () => Promise.reject(new Error("socket hang up")) } },
+      docs: {
+        search: { result: { content: [{ type: "text", text: "index offline" }], isError: true } },
+        read: { result: () => Promise.reject(new Error("socket hang up")) },
+      },
     });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }, { name: "docs__read" }] }, { text: "both tools failed" }]);
     const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });

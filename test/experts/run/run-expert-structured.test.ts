@@ -50,7 +50,13 @@ describe("runExpert with an output_schema", () => {
   });
 
   it("leaves experts without an output_schema as they were", async () => {
-    const result = await runExpert({ expert: makeExpert(), toolPolicy: makePolicy(), args: { query: "q" }, model: scriptedModel([{ text: '{"a": 1}' }]), tools: source() });
+    const result = await runExpert({
+      expert: makeExpert(),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model: scriptedModel([{ text: '{"a": 1}' }]),
+      tools: source(),
+    });
     expect(result.outcome).toBe("ok");
     expect(result.text).toBe('{"a": 1}');
     expect(result.structured).toBeUndefined();

@@ -40,12 +40,15 @@ describe("runExpert tool whitelist", () => {
 
   it("reports refused calls as refused in progress, never as calling", async () => {
     const progress: StepProgress[] = [];
-    const model = scriptedModel([
-      { calls: [{ name: "docs__lookup" }] },
-      { calls: [{ name: "docs__search" }, { name: "docs__delete_all" }] },
-      { text: "done" },
-    ]);
-    await runExpert({ expert: makeExpert({ budget: { max_steps: 5 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: servers(), onStep: (p) => progress.push(p) });
+    const model = scriptedModel([{ calls: [{ name: "docs__lookup" }] }, { calls: [{ name: "docs__search" }, { name: "docs__delete_all" }] }, { text: "done" }]);
+    await runExpert({
+      expert: makeExpert({ budget: { max_steps: 5 } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: servers(),
+      onStep: (p) => progress.push(p),
+    });
     expect(progress.map((p) => p.message)).toEqual([
       "refused docs__lookup (not available to this expert)",
       "calling docs__search; refused docs__delete_all (not available to this expert)",
@@ -121,7 +124,13 @@ describe("runExpert tool whitelist", () => {
   it("exposes MCP tool names with dots under provider-safe names and still calls the right tool", async () => {
     const source = new FakeToolSource({ docs: { "pages.get": { result: textResult("page") } } });
     const model = scriptedModel([{ calls: [{ name: "docs__pages_get" }] }, { text: "got the page" }]);
-    const result = await runExpert({ expert: makeExpert({ internal_tools: { docs: ["pages.get"] } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+    const result = await runExpert({
+      expert: makeExpert({ internal_tools: { docs: ["pages.get"] } }),
+      toolPolicy: makePolicy(),
+      args: { query: "q" },
+      model,
+      tools: source,
+    });
     expect(model.doGenerateCalls[0]?.tools?.map((t) => t.name)).toEqual(["docs__pages_get"]);
     expect(source.calls.map((c) => c.toolName)).toEqual(["pages.get"]);
     expect(result.outcome).toBe("ok");

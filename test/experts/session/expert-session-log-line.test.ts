@@ -24,7 +24,15 @@ describe("ExpertSession's per-run log line", () => {
     expect(finishedLines(first.runId)).toEqual([]);
     const [line] = await waitFor("the first run's log line", () => (finishedLines(first.runId).length > 0 ? finishedLines(first.runId) : undefined));
     expect(JSON.parse(line ?? "{}")).toEqual({
-      level: "info", message: "expert run finished", runId: first.runId, skill, expert: "talker", outcome: "ok", steps: 1, toolCalls: 0, retries: 0,
+      level: "info",
+      message: "expert run finished",
+      runId: first.runId,
+      skill,
+      expert: "talker",
+      outcome: "ok",
+      steps: 1,
+      toolCalls: 0,
+      retries: 0,
       elapsedMs: expect.any(Number),
     });
 
@@ -33,7 +41,9 @@ describe("ExpertSession's per-run log line", () => {
     const second = callOf(skill, "talker", "two");
     await sessionOf(skill).callExpert(second);
     await waitFor("the second run's log line", () => (finishedLines(second.runId).length > 0 ? true : undefined));
-    const order = lines.filter((l) => l.includes("expert run finished")).map((l) => (l.includes(first.runId) ? "first" : l.includes(second.runId) ? "second" : "other"));
+    const order = lines
+      .filter((l) => l.includes("expert run finished"))
+      .map((l) => (l.includes(first.runId) ? "first" : l.includes(second.runId) ? "second" : "other"));
     expect(order.filter((o) => o !== "other")).toEqual(["first", "second"]);
   });
 });

@@ -33,7 +33,12 @@ describe("ExpertSession", () => {
           echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } },
           gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 1000 },
         },
-        experts: [expertOf("echoer", { echo: ["echo"] }), expertOf("echoer_too", { echo: ["echo"] }), { ...expertOf("forgetful", { echo: ["echo"] }), history: { max_messages: 2 } }, expertOf("needs_gone", { gone: ["echo"] })],
+        experts: [
+          expertOf("echoer", { echo: ["echo"] }),
+          expertOf("echoer_too", { echo: ["echo"] }),
+          { ...expertOf("forgetful", { echo: ["echo"] }), history: { max_messages: 2 } },
+          expertOf("needs_gone", { gone: ["echo"] }),
+        ],
       },
     },
   });
@@ -54,7 +59,10 @@ describe("ExpertSession", () => {
 
     const sessionRows = await runInDurableObject(session(alice), (_instance, state) =>
       ["runs", "run_steps", "threads", "thread_turns"].flatMap((table) =>
-        state.storage.sql.exec(`SELECT * FROM ${table}`).toArray().map((row) => JSON.stringify(row)),
+        state.storage.sql
+          .exec(`SELECT * FROM ${table}`)
+          .toArray()
+          .map((row) => JSON.stringify(row)),
       ),
     );
     const d1Rows = await env.DB.prepare("SELECT * FROM catalog_versions").all();

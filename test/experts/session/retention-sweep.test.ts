@@ -33,7 +33,9 @@ async function indexedRuns(): Promise<string[]> {
 
 describe("retention sweep (cron)", () => {
   beforeAll(async () => {
-    const catalog = { skills: { "sweep-short": { retention_days: 3, experts: [expertOf("answer", {})] }, "sweep-default": { experts: [expertOf("answer", {})] } } };
+    const catalog = {
+      skills: { "sweep-short": { retention_days: 3, experts: [expertOf("answer", {})] }, "sweep-default": { experts: [expertOf("answer", {})] } },
+    };
     expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
   });
 
@@ -52,7 +54,9 @@ describe("retention sweep (cron)", () => {
     await indexRun("gone-skill-old", "deleted-skill", 31);
     await indexRun("gone-skill-young", "deleted-skill", 5);
     await env.DB.exec("DELETE FROM usage_counters");
-    await env.DB.prepare("INSERT INTO usage_counters (subject, day, updated_at) VALUES ('skill:sweep-short', '2026-10-01', 0), ('skill:sweep-short', '2026-11-20', 0)").run();
+    await env.DB.prepare(
+      "INSERT INTO usage_counters (subject, day, updated_at) VALUES ('skill:sweep-short', '2026-10-01', 0), ('skill:sweep-short', '2026-11-20', 0)",
+    ).run();
 
     expect(await sweepRetention(env.DB, NOW)).toEqual({ indexRows: 3, counterRows: 1 });
     expect(await indexedRuns()).toEqual(["default-young", "gone-skill-young", "short-young"]);

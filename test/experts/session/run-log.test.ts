@@ -12,7 +12,18 @@ function withLog<T>(name: string, use: (log: RunLog) => T): Promise<T> {
   });
 }
 
-const usage: RunUsage = { steps: 0, inputTokens: 0, outputTokens: 0, toolCalls: 0, refusedToolCalls: 0, downstreamBytesRead: 0, bytesReturned: 0, elapsedMs: 1, budgetExhausted: null, retries: 0 };
+const usage: RunUsage = {
+  steps: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  toolCalls: 0,
+  refusedToolCalls: 0,
+  downstreamBytesRead: 0,
+  bytesReturned: 0,
+  elapsedMs: 1,
+  budgetExhausted: null,
+  retries: 0,
+};
 
 const step = (index: number): StepRecord => ({
   index,

@@ -15,11 +15,20 @@ describe("session schema migrations", () => {
       for (const table of ["thread_turns", "threads", "run_steps", "runs", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
       for (const statement of SESSION_MIGRATIONS[0] ?? []) sql.exec(statement);
       sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES ('th_old', 'e', 1, 1)`);
-      sql.exec(`INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 0, ?, 5)`, JSON.stringify({ role: "user", content: "old question" }));
-      sql.exec(`INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 1, ?, 5)`, JSON.stringify({ role: "assistant", content: "old answer" }));
+      sql.exec(
+        `INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 0, ?, 5)`,
+        JSON.stringify({ role: "user", content: "old question" }),
+      );
+      sql.exec(
+        `INSERT INTO thread_turns (thread_id, seq, message, approx_tokens) VALUES ('th_old', 1, ?, 5)`,
+        JSON.stringify({ role: "assistant", content: "old answer" }),
+      );
 
       applySessionSchema(state.storage);
-      const roles = sql.exec<{ role: string }>(`SELECT role FROM thread_turns ORDER BY seq`).toArray().map((row) => row.role);
+      const roles = sql
+        .exec<{ role: string }>(`SELECT role FROM thread_turns ORDER BY seq`)
+        .toArray()
+        .map((row) => row.role);
       expect(roles).toEqual(["user", "assistant"]);
       return new ThreadStore(sql).history("th_old", "e");
     });
@@ -33,7 +42,10 @@ describe("session schema migrations", () => {
     const versions = await runInDurableObject(stub("twice"), (_instance, state) => {
       applySessionSchema(state.storage);
       applySessionSchema(state.storage);
-      return state.storage.sql.exec<{ version: number }>(`SELECT version FROM session_migrations ORDER BY version`).toArray().map((row) => row.version);
+      return state.storage.sql
+        .exec<{ version: number }>(`SELECT version FROM session_migrations ORDER BY version`)
+        .toArray()
+        .map((row) => row.version);
     });
     expect(versions).toEqual(SESSION_MIGRATIONS.map((_statements, index) => index + 1));
   });

@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";

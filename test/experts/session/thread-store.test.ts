@@ -13,7 +13,11 @@ function logged(sql: SqlStorage): LoggedSql {
   return new Proxy(sql, {
     get(target, key) {
       if (key === "log") return log;
-      if (key === "exec") return (query: string, ...bindings: unknown[]) => (log.push(query), target.exec(query, ...bindings));
+      if (key === "exec")
+        return (query: string, ...bindings: unknown[]) => {
+          log.push(query);
+          return target.exec(query, ...bindings);
+        };
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -124,9 +128,14 @@ describe("thread store", () => {
         sql.exec(`INSERT INTO session_migrations (version, applied_at) VALUES (?, 1)`, index + 1);
       });
       sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES ('th_old', 'e', 1, 1)`);
-      turn(0).forEach((message, seq) =>
-        sql.exec(`INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES ('th_old', ?, ?, ?, 120)`, seq, message.role, JSON.stringify(message)),
-      );
+      for (const [seq, message] of turn(0).entries()) {
+        sql.exec(
+          `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES ('th_old', ?, ?, ?, 120)`,
+          seq,
+          message.role,
+          JSON.stringify(message),
+        );
+      }
       applySessionSchema(state.storage);
       const store = new ThreadStore(sql);
       const backfilled = totalsOf(sql, "th_old");

@@ -24,7 +24,12 @@ const call = (expert: string, query: string): ExpertCallRequest => ({ runId: cry
 /** Every stored row of the session and of the tenant's run index, as text. */
 async function everythingStored(): Promise<string> {
   const sessionRows = await runInDurableObject(session(), (_instance, state) =>
-    ["runs", "run_steps", "threads", "thread_turns"].flatMap((table) => state.storage.sql.exec(`SELECT * FROM ${table}`).toArray().map((row) => JSON.stringify(row))),
+    ["runs", "run_steps", "threads", "thread_turns"].flatMap((table) =>
+      state.storage.sql
+        .exec(`SELECT * FROM ${table}`)
+        .toArray()
+        .map((row) => JSON.stringify(row)),
+    ),
   );
   const index = await env.DB.prepare("SELECT * FROM run_index").all();
   const calls = await env.DB.prepare("SELECT * FROM run_tool_calls").all();
@@ -36,9 +41,7 @@ describe("a run is a full trace", () => {
     skills: {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
-        experts: [
-          { ...expertOf("echoer", { echo: ["echo", "whoami", "sleep", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY", model: "llama3.1" },
-        ],
+        experts: [{ ...expertOf("echoer", { echo: ["echo", "whoami", "sleep", "not_listed"] }), api_key_secret: "FIXTURE_MODEL_KEY", model: "llama3.1" }],
         pricing: { "openai-compatible": { "llama3.1": { input_per_million: 0.5, output_per_million: 1.5 } } },
       },
     },
@@ -46,7 +49,12 @@ describe("a run is a full trace", () => {
 
   it("stores caller, arguments, model calls, tool calls, notes and answer, with no secret in any stored field", async () => {
     const model = models.play([
-      { calls: [{ name: "echo__echo", input: { text: `echo ${SECRET} and ${MODEL_KEY}` } }, { name: "echo__whoami", input: {} }] },
+      {
+        calls: [
+          { name: "echo__echo", input: { text: `echo ${SECRET} and ${MODEL_KEY}` } },
+          { name: "echo__whoami", input: {} },
+        ],
+      },
       { text: `Done: the key was ${MODEL_KEY}, the token ${SECRET}.` },
     ]);
     const request = call("echoer", `please use ${SECRET} or ${MODEL_KEY}`);
@@ -82,12 +90,29 @@ describe("a run is a full trace", () => {
     expect(steps[0]?.model).toMatchObject({ provider: "mock-provider", model: "mock-model", retries: 0, latencyMs: expect.any(Number) });
     expect(steps[0]).toMatchObject({ finishReason: "tool-calls", inputTokens: 10, outputTokens: 5 });
     const [echoCall, whoamiCall] = steps[0]?.toolCalls ?? [];
-    expect(echoCall).toMatchObject({ server: "echo", tool: "echo", status: "ok", args: JSON.stringify({ text: "echo [redacted] and [redacted]" }), result: "echo [redacted] and [redacted]" });
+    expect(echoCall).toMatchObject({
+      server: "echo",
+      tool: "echo",
+      status: "ok",
+      args: JSON.stringify({ text: "echo [redacted] and [redacted]" }),
+      result: "echo [redacted] and [redacted]",
+    });
     expect(echoCall?.bytes).toBeGreaterThan(0);
     expect(whoamiCall).toMatchObject({ server: "echo", tool: "whoami", status: "ok", result: "you sent: Bearer [redacted]" });
 
     const index = await env.DB.prepare("SELECT * FROM run_index WHERE run_id = ?").bind(request.runId).first();
-    expect(index).toMatchObject({ skill, expert: "echoer", user_id: "u-dana", user_login: "dana", trace_id: traceId, outcome: "ok", tool_calls: 2, steps: 2, input_tokens: 20, output_tokens: 10 });
+    expect(index).toMatchObject({
+      skill,
+      expert: "echoer",
+      user_id: "u-dana",
+      user_login: "dana",
+      trace_id: traceId,
+      outcome: "ok",
+      tool_calls: 2,
+      steps: 2,
+      input_tokens: 20,
+      output_tokens: 10,
+    });
     // 20 tokens in at 0.5 and 10 out at 1.5 per million, at the skill's catalog prices.
     expect(index?.cost).toBeCloseTo((20 * 0.5 + 10 * 1.5) / 1_000_000, 12);
     const indexedCalls = await env.DB.prepare("SELECT server_id, tool, status FROM run_tool_calls WHERE run_id = ? ORDER BY seq").bind(request.runId).all();
@@ -104,7 +129,13 @@ describe("a run is a full trace", () => {
   it("redacts a secret a failing provider echoed from the stored error", async () => {
     models.play([
       () => {
-        throw new APICallError({ message: `invalid key ${MODEL_KEY}`, url: "https://api.example.test/v1", requestBodyValues: {}, statusCode: 400, isRetryable: false });
+        throw new APICallError({
+          message: `invalid key ${MODEL_KEY}`,
+          url: "https://api.example.test/v1",
+          requestBodyValues: {},
+          statusCode: 400,
+          isRetryable: false,
+        });
       },
     ]);
     const request = call("echoer", "fail please");
@@ -143,7 +174,10 @@ describe("a run is a full trace", () => {
     expect((await running).outcome).toBe("cancelled");
     await session().runIndexSettled();
     const steps = await session().steps(request.runId);
-    expect(steps.at(-1)).toMatchObject({ finishReason: "interrupted", toolCalls: [{ server: "echo", tool: "sleep", status: "cancelled", args: JSON.stringify({ ms: 20_000 }) }] });
+    expect(steps.at(-1)).toMatchObject({
+      finishReason: "interrupted",
+      toolCalls: [{ server: "echo", tool: "sleep", status: "cancelled", args: JSON.stringify({ ms: 20_000 }) }],
+    });
     const indexed = await env.DB.prepare("SELECT tool, status FROM run_tool_calls WHERE run_id = ?").bind(request.runId).all();
     expect(indexed.results).toEqual([{ tool: "sleep", status: "cancelled" }]);
   });

@@ -42,7 +42,16 @@ describe("tool calls in the trace", () => {
     let started: () => void = () => {};
     const callStarted = new Promise<void>((resolve) => (started = resolve));
     const source = new FakeToolSource({
-      docs: { search: { result: async (_args, signal) => (started(), await wait(10_000, signal), textResult("late")) }, read: {} },
+      docs: {
+        search: {
+          result: async (_args, signal) => {
+            started();
+            await wait(10_000, signal);
+            return textResult("late");
+          },
+        },
+        read: {},
+      },
     });
     const controller = new AbortController();
     void callStarted.then(() => controller.abort(new DOMException("client went away", "AbortError")));
@@ -57,6 +66,8 @@ describe("tool calls in the trace", () => {
     expect(result.outcome).toBe("cancelled");
     // The step never finished, so the call is not in any step: the result still carries it.
     expect(result.steps).toEqual([]);
-    expect(result.unfinishedToolCalls).toMatchObject([{ name: "docs__search", server: "docs", tool: "search", status: "cancelled", args: JSON.stringify({ q: "slow" }) }]);
+    expect(result.unfinishedToolCalls).toMatchObject([
+      { name: "docs__search", server: "docs", tool: "search", status: "cancelled", args: JSON.stringify({ q: "slow" }) },
+    ]);
   });
 });

@@ -14,12 +14,23 @@ function files(dir: string): string[] {
   });
 }
 
-const scanned = [...["src", "test", "scripts", "bin", "docs", "migrations"].flatMap((dir) => files(join(repo, dir))), join(repo, "README.md"), join(repo, "wrangler.toml")];
+const scanned = [
+  ...["src", "test", "scripts", "bin", "docs", "migrations"].flatMap((dir) => files(join(repo, dir))),
+  join(repo, "README.md"),
+  join(repo, "wrangler.toml"),
+];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchorsOf(markdown: string): Set<string> {
   const headings = [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1] ?? "");
-  return new Set(headings.map((heading) => heading.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-")));
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, "")
+        .replace(/ /g, "-"),
+    ),
+  );
 }
 
 /** `docs/<name>.md#anchor` anywhere, and relative `](<name>.md#anchor)` links inside docs/. */
@@ -40,7 +51,8 @@ describe("the repository's docs are self-contained", () => {
         checked++;
         const doc = join(repo, "docs", target);
         if (!existsSync(doc)) broken.push(`${relative(repo, path)}: docs/${target} does not exist`);
-        else if (anchor !== undefined && !anchorsOf(readFileSync(doc, "utf8")).has(anchor)) broken.push(`${relative(repo, path)}: docs/${target} has no heading #${anchor}`);
+        else if (anchor !== undefined && !anchorsOf(readFileSync(doc, "utf8")).has(anchor))
+          broken.push(`${relative(repo, path)}: docs/${target} has no heading #${anchor}`);
       }
     }
     expect(checked).toBeGreaterThan(10);

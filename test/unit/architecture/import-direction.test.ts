@@ -45,12 +45,12 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Every relative specifier in a file's text, in order. */
-export function relativeSpecifiers(text: string): string[] {
+function relativeSpecifiers(text: string): string[] {
   const found: { at: number; spec: string }[] = [];
   for (const pattern of SPECIFIERS) {
     for (const match of text.matchAll(pattern)) {
       const spec = match[1];
-      if (spec !== undefined && spec.startsWith(".")) found.push({ at: match.index, spec });
+      if (spec?.startsWith(".")) found.push({ at: match.index, spec });
     }
   }
   return found.sort((a, b) => a.at - b.at).map(({ spec }) => spec);
@@ -134,7 +134,12 @@ describe("import direction (layers import downward only)", () => {
   it("docs/architecture.md#layers lists the same layers", () => {
     const doc = readFileSync(join(repo, "docs", "architecture.md"), "utf8");
     const block = /^## Layers\n[\s\S]*?^```\n([\s\S]*?)^```$/m.exec(doc)?.[1] ?? "";
-    expect(block.trim().split("\n").map((line) => line.split(", "))).toEqual(LAYERS);
+    expect(
+      block
+        .trim()
+        .split("\n")
+        .map((line) => line.split(", ")),
+    ).toEqual(LAYERS);
   });
 
   it("places every folder and top-level file of src/ in exactly one layer", () => {

@@ -22,7 +22,14 @@ afterAll(async () => {
 
 function provider() {
   return oidcIdentityProvider(
-    { IDP: "oidc", OIDC_ISSUER: issuer, OIDC_CLIENT_ID: "slipsnisse", OIDC_CLIENT_SECRET: "secret", OIDC_SCOPES: "openid email profile", OIDC_GROUPS_CLAIM: "groups" },
+    {
+      IDP: "oidc",
+      OIDC_ISSUER: issuer,
+      OIDC_CLIENT_ID: "slipsnisse",
+      OIDC_CLIENT_SECRET: "secret",
+      OIDC_SCOPES: "openid email profile",
+      OIDC_GROUPS_CLAIM: "groups",
+    },
     (input, init) => fetch(input, init),
   );
 }

@@ -22,7 +22,16 @@ describe("parseCatalog accepts a valid catalog", () => {
     const skill = catalog.skills.default;
     if (!skill) throw new Error("fixture");
     skill.servers = { self: { binding: "SELF", url: "https://self.internal/demo/mcp" } };
-    skill.experts = [{ name: "a", description: "d", internal_tools: { self: ["echo"] }, provider: "openai-compatible", base_url: "http://127.0.0.1:11434/v1", model: "llama3" }];
+    skill.experts = [
+      {
+        name: "a",
+        description: "d",
+        internal_tools: { self: ["echo"] },
+        provider: "openai-compatible",
+        base_url: "http://127.0.0.1:11434/v1",
+        model: "llama3",
+      },
+    ];
     expect(parseCatalog(catalog)).toMatchObject({ ok: true });
   });
 });

@@ -30,7 +30,11 @@ describe("the Slipsnisse seed format", () => {
 
   it("reports problems at their paths in the original document", () => {
     const input = seed();
-    const tools: Record<string, unknown>[] = [...input.tools, { ...input.tools[0], name: "bad name" }, { ...input.tools[0], name: "x", internal_tools: { fs: ["read"] } }];
+    const tools: Record<string, unknown>[] = [
+      ...input.tools,
+      { ...input.tools[0], name: "bad name" },
+      { ...input.tools[0], name: "x", internal_tools: { fs: ["read"] } },
+    ];
     const document = {
       mcps: { ...input.mcps, fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/src"] } },
       tools,

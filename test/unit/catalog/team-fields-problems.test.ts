@@ -21,7 +21,11 @@ describe("skill limits, retention_days and access", () => {
         access: { users: ["alice"], groups: ["sre"] },
       }),
     );
-    expect(full.ok && full.catalog.skills.default).toMatchObject({ retention_days: 7, access: { users: ["alice"], groups: ["sre"] }, limits: { per_skill: { runs_per_day: 100 } } });
+    expect(full.ok && full.catalog.skills.default).toMatchObject({
+      retention_days: 7,
+      access: { users: ["alice"], groups: ["sre"] },
+      limits: { per_skill: { runs_per_day: 100 } },
+    });
   });
 
   it("refuses bad values and unknown keys at their JSON paths, each with a fix", () => {

@@ -38,7 +38,10 @@ describe("zod issues become path + message + fix", () => {
     const catalog = validCatalog();
     firstExpert(catalog).budget = { max_steps: 0, timeout_ms: 10_000_000 };
     const problems = problemsOf(catalog);
-    expect(problemAt(problems, "$.skills.default.experts[0].budget.max_steps")).toMatchObject({ message: "must be at least 1 (got 0)", fix: "use a number at least 1" });
+    expect(problemAt(problems, "$.skills.default.experts[0].budget.max_steps")).toMatchObject({
+      message: "must be at least 1 (got 0)",
+      fix: "use a number at least 1",
+    });
     expect(problemAt(problems, "$.skills.default.experts[0].budget.timeout_ms").message).toBe("must be at most 600000 (got 10000000)");
   });
 
@@ -62,7 +65,12 @@ describe("zod issues become path + message + fix", () => {
     defaultSkill(catalog).servers = { docs: { url: "nope", call_timeout_ms: 5 } };
     const problems = problemsOf(catalog);
     expect(problems.map((p) => p.path)).toEqual(
-      expect.arrayContaining(["$.extra", "$.skills.default.experts[0].description", "$.skills.default.servers.docs.url", "$.skills.default.servers.docs.call_timeout_ms"]),
+      expect.arrayContaining([
+        "$.extra",
+        "$.skills.default.experts[0].description",
+        "$.skills.default.servers.docs.url",
+        "$.skills.default.servers.docs.call_timeout_ms",
+      ]),
     );
     const lines = formatProblems(problems).split("\n");
     expect(lines).toHaveLength(problems.length);

@@ -14,9 +14,20 @@ describe("bin/catalog-validator.mjs (the CLI's offline validator, built by `npm 
   }, 30_000);
 
   const documents: Record<string, unknown> = {
-    valid: { skills: { default: { servers: { docs: { url: "https://docs.example.com/mcp" } }, experts: [{ name: "ask", description: "d", internal_tools: { docs: ["search"] } }] } } },
+    valid: {
+      skills: {
+        default: {
+          servers: { docs: { url: "https://docs.example.com/mcp" } },
+          experts: [{ name: "ask", description: "d", internal_tools: { docs: ["search"] } }],
+        },
+      },
+    },
     "bad names and types": { skills: { Bad: { experts: [{ name: "a b", budget: { max_steps: "x" }, extra: 1 }], servers: { a: { url: 5 } } } } },
-    "stdio server and literal credential": { skills: { s: { servers: { fs: { command: "npx", args: [] }, web: { url: "https://w.example.com", headers: { Authorization: "Bearer abcdef0123456789" } } } } } },
+    "stdio server and literal credential": {
+      skills: {
+        s: { servers: { fs: { command: "npx", args: [] }, web: { url: "https://w.example.com", headers: { Authorization: "Bearer abcdef0123456789" } } } },
+      },
+    },
     "seed format": { mcps: { x: { url: "ftp://nope" } }, tools: [{ name: "t", description: "d", provider: "openai-compatible" }], extra: true },
     "unsafe endpoints": {
       skills: {

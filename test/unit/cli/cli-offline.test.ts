@@ -37,7 +37,11 @@ describe("slipsnisse validate (offline)", () => {
 
   it("refuses a model base_url that is not a public http(s) endpoint, at its path", async () => {
     const model = (base_url: string) => ({ name: "ask", description: "d", provider: "openai-compatible", model: "m", base_url });
-    const cwd = await tempDir({ "catalog.json": JSON.stringify({ skills: { default: { experts: [model("ftp://models.example.com/v1"), { ...model("javascript:alert(1)"), name: "ask2" }] } } }) });
+    const cwd = await tempDir({
+      "catalog.json": JSON.stringify({
+        skills: { default: { experts: [model("ftp://models.example.com/v1"), { ...model("javascript:alert(1)"), name: "ask2" }] } },
+      }),
+    });
     const run = await runCli(["validate", "catalog.json"], { cwd });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("$.skills.default.experts[0].base_url — the model endpoint `base_url` uses `ftp:`");
@@ -45,8 +49,11 @@ describe("slipsnisse validate (offline)", () => {
   });
 
   it("explains a missing file and broken JSON in plain words", async () => {
-    const cwd = await tempDir({ "broken.json": "{ \"skills\": { , } }" });
-    expect(await runCli(["validate", "nope.json"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: There is no file .*nope\.json\.\nfix: /) });
+    const cwd = await tempDir({ "broken.json": '{ "skills": { , } }' });
+    expect(await runCli(["validate", "nope.json"], { cwd })).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^error: There is no file .*nope\.json\.\nfix: /),
+    });
     expect(await runCli(["validate", "broken.json"], { cwd })).toMatchObject({ code: 1, stderr: expect.stringContaining("is not valid JSON") });
   });
 });

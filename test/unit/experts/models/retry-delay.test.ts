@@ -24,12 +24,19 @@ describe("retryAfterMs", () => {
 describe("planRetry", () => {
   it("waits what the provider asked when it fits in the time left", () => {
     expect(planRetry(context({ headers: { "retry-after-ms": "300" }, remainingMs: 1_000 }))).toEqual({ retry: true, delayMs: 300, basis: "retry-after" });
-    expect(planRetry(context({ headers: { "retry-after": "1" }, remainingMs: 1_000 + MIN_ATTEMPT_MS }))).toEqual({ retry: true, delayMs: 1_000, basis: "retry-after" });
+    expect(planRetry(context({ headers: { "retry-after": "1" }, remainingMs: 1_000 + MIN_ATTEMPT_MS }))).toEqual({
+      retry: true,
+      delayMs: 1_000,
+      basis: "retry-after",
+    });
   });
 
   it("gives up at once when the asked wait would not leave time for the retried call", () => {
     expect(planRetry(context({ headers: { "retry-after": "30" }, remainingMs: 4_000 }))).toEqual({ retry: false, reason: "deadline", delayMs: 30_000 });
-    expect(planRetry(context({ headers: { "retry-after-ms": "900" }, remainingMs: 900 + MIN_ATTEMPT_MS - 1 }))).toMatchObject({ retry: false, reason: "deadline" });
+    expect(planRetry(context({ headers: { "retry-after-ms": "900" }, remainingMs: 900 + MIN_ATTEMPT_MS - 1 }))).toMatchObject({
+      retry: false,
+      reason: "deadline",
+    });
   });
 
   it("backs off exponentially from a few hundred ms, with jitter in the upper half of each window", () => {
