@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { base64Url, base64UrlDecode } from "../base64url";
 import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../catalog/catalog-schema";
+import type { RunIndexRow } from "../experts/session/run-index-writer";
 import { D1_TABLES } from "../storage-keys";
 import { timeParam, type QueryFixes } from "./admin-query";
 
@@ -48,30 +49,15 @@ export const RUN_FILTER_FIXES: QueryFixes<typeof runFilterShape> = {
   cursor: "Pass `next_cursor` from the previous page unchanged, or leave it out for the first page.",
 };
 
-/** A run as the index lists it; `user` carries the display name from sign-in. */
-export interface RunSummary {
+/**
+ * A run as the index lists it: the stored row, with `id` for `runId` and `user` (with the display
+ * name from sign-in) for the three user columns. `cost` is at the skill's catalog prices when the
+ * run ended; null when its model had no price.
+ */
+export type RunSummary = Omit<RunIndexRow, "runId" | "userId" | "userLogin" | "userEmail"> & {
   id: string;
-  skill: string;
-  expert: string;
   user: { id: string; login: string | null; email: string | null };
-  threadId: string | null;
-  catalogVersion: number | null;
-  provider: string;
-  model: string;
-  outcome: string;
-  traceId: string;
-  startedAt: number;
-  endedAt: number;
-  elapsedMs: number;
-  steps: number;
-  inputTokens: number;
-  outputTokens: number;
-  toolCalls: number;
-  toolErrors: number;
-  downstreamBytes: number;
-  /** At the skill's catalog prices when the run ended; null when its model had no price. */
-  cost: number | null;
-}
+};
 
 export interface RunIndexRecord {
   run_id: string;

@@ -1,7 +1,7 @@
 /**
  * Dashboard pages with 10,000 runs in the run index: p50 server render time (measured from
  * outside, over wrangler dev on loopback), page weight in bytes, and the requests a browser makes
- * to show the page. Run with `node test/bench/dashboard-bench.mjs` (not part of `npm run bench`).
+ * to show the page. Run with `npm run bench:dashboard` (not part of `npm run bench`).
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";

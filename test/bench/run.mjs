@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // `npm run bench`: runs the benchmark under npm's Node 24, which runs TypeScript natively.
+// `npm run bench:dashboard`: the dashboard pages with 10,000 runs in the index, on their own.
 // Shared test fixtures use parameter properties, which plain type stripping refuses, so the
 // bench re-runs itself once with --experimental-transform-types. The project's .ts files import
 // each other without extensions (bundler resolution, as tsc and vitest expect), so a resolve
@@ -27,5 +28,11 @@ registerHooks({
   },
 });
 
-const { runBenchmark } = await import("./bench-main.ts");
-await runBenchmark(process.argv.slice(2));
+const args = process.argv.slice(2);
+if (args[0] === "--dashboard") {
+  const { runDashboardBench } = await import("./dashboard-pages-bench.ts");
+  await runDashboardBench();
+} else {
+  const { runBenchmark } = await import("./bench-main.ts");
+  await runBenchmark(args);
+}
