@@ -46,7 +46,7 @@ describe("sign-in with GitHub, org membership checked at sign-in and at refresh"
     const { tokens } = await signInWithGithub({ id: 583231, login: "octocat", email: "octocat@github.example" });
     const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens?.access_token}` } });
     const seen = (await api.json()) as EchoSeen;
-    expect(seen.props).toEqual({ userId: "github-583231", login: "octocat", email: "octocat@github.example", role: "member", idp: "github" });
+    expect(seen.props).toEqual({ userId: "github-583231", login: "octocat", email: "octocat@github.example", role: "member", idp: "github", groups: [] });
     expect(JSON.stringify(seen)).not.toContain("gho_");
   });
 
@@ -67,5 +67,31 @@ describe("sign-in with GitHub, org membership checked at sign-in and at refresh"
     const refused = await refresh(worker, discovery, clientId, tokens?.refresh_token ?? "");
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain("invalid_grant");
+  });
+
+  it("fills groups with the user's teams in the org as org/team-slug, over every page and no other org's teams", async () => {
+    github.members.add("teamster");
+    const many = Array.from({ length: 130 }, (_, i) => ({ org: "acme", slug: `squad-${i}` }));
+    github.teams.set("teamster", [{ org: "other-org", slug: "platform" }, { org: "ACME", slug: "platform" }, ...many]);
+    const { tokens } = await signInWithGithub({ id: 4, login: "teamster" });
+    const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens?.access_token}` } });
+    const { groups = [] } = ((await api.json()) as EchoSeen).props as { groups?: string[] };
+    expect(groups).toHaveLength(131);
+    expect(groups).toContain("acme/platform");
+    expect(groups).toContain("acme/squad-129");
+    expect(groups).not.toContain("other-org/platform");
+  });
+
+  it("shows a 502 page naming GitHub when the teams cannot be read, and writes no grant", async () => {
+    github.members.add("unlucky");
+    github.failTeamsWith(500);
+    try {
+      const { callback, tokens } = await signInWithGithub({ id: 5, login: "unlucky" });
+      expect(callback.status).toBe(502);
+      expect(await callback.text()).toContain("reading your teams");
+      expect(tokens).toBeUndefined();
+    } finally {
+      github.failTeamsWith(undefined);
+    }
   });
 });

@@ -7,11 +7,18 @@ const provider = "GitHub";
 const userSchema = z.object({ id: z.number(), login: z.string() });
 const emailsSchema = z.array(z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }));
 const membershipSchema = z.object({ state: z.string() });
+const teamsSchema = z.array(z.object({ slug: z.string(), organization: z.object({ login: z.string() }) }));
+
+/** GitHub pages /user/teams at most 100 a page; five pages bound a sign-in's calls. */
+const TEAMS_PER_PAGE = 100;
+const TEAM_PAGES = 5;
 
 export interface GithubApi {
   user(token: string): Promise<{ id: number; login: string; email?: string }>;
   /** Org (or team, when `team` is set) membership, asked with the given token. */
   isMember(token: string, org: string, team: string | undefined, login: string, asUser: boolean): Promise<boolean>;
+  /** The user's teams in `org` as `org/team-slug`, asked with the user's token (scope read:org). */
+  teams(token: string, org: string): Promise<string[]>;
 }
 
 export function githubApi(apiUrl: string, upstreamFetch: UpstreamFetch): GithubApi {
@@ -30,6 +37,21 @@ export function githubApi(apiUrl: string, upstreamFetch: UpstreamFetch): GithubA
       const list = emails.ok ? emailsSchema.safeParse(await emails.json()) : undefined;
       const primary = list?.success ? list.data.find((entry) => entry.primary && entry.verified) : undefined;
       return { ...user, email: primary?.email };
+    },
+    async teams(token, org) {
+      const found: string[] = [];
+      for (let page = 1; page <= TEAM_PAGES; page++) {
+        const response = await get(`/user/teams?per_page=${TEAMS_PER_PAGE}&page=${page}`, token);
+        if (!response.ok) throw new UpstreamSignInError(provider, "reading your teams", `HTTP ${response.status}`);
+        const teams = teamsSchema.safeParse(await response.json());
+        if (!teams.success) throw new UpstreamSignInError(provider, "reading your teams", "an unexpected answer");
+        for (const team of teams.data) {
+          // Logins are case-insensitive on GitHub; other orgs' teams say nothing about this team.
+          if (team.organization.login.toLowerCase() === org.toLowerCase()) found.push(`${org}/${team.slug}`);
+        }
+        if (teams.data.length < TEAMS_PER_PAGE) break;
+      }
+      return found;
     },
     async isMember(token, org, team, login, asUser) {
       const path = team

@@ -37,7 +37,11 @@ export function githubIdentityProvider(idp: GithubConfig, upstreamFetch: Upstrea
       const token = await exchangeCode(code, callbackUrl, data.verifier);
       const user = await api.user(token);
       const orgMember = org ? await api.isMember(token, org, idp.GITHUB_TEAM, user.login, true) : undefined;
-      return { provider: "github", subject: String(user.id), login: user.login, email: user.email, orgMember };
+      // Teams are the groups a skill's `access.groups` names (`org/team-slug`). Only with an org:
+      // without one the app asks no read:org scope, and teams of unrelated orgs grant nothing.
+      // Like OIDC groups they are read at sign-in and kept in the grant until the next sign-in.
+      const groups = org && orgMember ? await api.teams(token, org) : undefined;
+      return { provider: "github", subject: String(user.id), login: user.login, email: user.email, orgMember, ...(groups ? { groups } : {}) };
     },
   };
   if (org && membershipToken) {

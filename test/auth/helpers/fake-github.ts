@@ -8,11 +8,14 @@ export interface FakeGithubUser {
 
 /**
  * GitHub's OAuth and REST endpoints as our code calls them, in the test isolate: the code
- * exchange (checking secret, redirect URI and PKCE), /user, /user/emails and the org
- * membership endpoints, answered for the user token and the server's membership token.
+ * exchange (checking secret, redirect URI and PKCE), /user, /user/emails, /user/teams (paged) and
+ * the org membership endpoints, answered for the user token and the server's membership token.
  */
 export function fakeGithub(clientSecret: string, membershipToken: string) {
   const members = new Set<string>();
+  /** Teams by login, as GitHub lists them on /user/teams (any org). */
+  const teams = new Map<string, { org: string; slug: string }[]>();
+  let teamsFailWith: number | undefined;
   const codes = new Map<string, { user: FakeGithubUser; challenge: string; redirectUri: string }>();
   const tokens = new Map<string, FakeGithubUser>();
 
@@ -35,6 +38,13 @@ export function fakeGithub(clientSecret: string, membershipToken: string) {
     const user = tokens.get(bearer);
     if (url.pathname === "/user" && user) return Response.json({ id: user.id, login: user.login });
     if (url.pathname === "/user/emails" && user) return Response.json(user.email ? [{ email: user.email, primary: true, verified: true }] : []);
+    if (url.pathname === "/user/teams" && user) {
+      if (teamsFailWith !== undefined) return new Response(null, { status: teamsFailWith });
+      const perPage = Number(url.searchParams.get("per_page") ?? "30");
+      const page = Number(url.searchParams.get("page") ?? "1");
+      const all = (teams.get(user.login) ?? []).map(({ org, slug }) => ({ slug, name: slug, organization: { login: org } }));
+      return Response.json(all.slice((page - 1) * perPage, page * perPage));
+    }
     const asUser = /^\/user\/memberships\/orgs\/([^/]+)$/.exec(url.pathname);
     if (asUser && user) return members.has(user.login) ? Response.json({ state: "active", role: "member" }) : new Response(null, { status: 404 });
     const asServer = /^\/orgs\/([^/]+)\/members\/([^/]+)$/.exec(url.pathname);
@@ -45,6 +55,10 @@ export function fakeGithub(clientSecret: string, membershipToken: string) {
   return {
     fetch: ((input: RequestInfo | URL, init?: RequestInit) => handle(new Request(input, init))) satisfies typeof fetch,
     members,
+    teams,
+    failTeamsWith(status: number | undefined) {
+      teamsFailWith = status;
+    },
     async signInAt(authorizeUrl: string, user: FakeGithubUser): Promise<string> {
       const url = new URL(authorizeUrl);
       const code = crypto.randomUUID();
