@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
-import { taggedBase } from "../fixtures/fixture-stats-client";
-import { loadCatalog } from "./harness/catalog-admin";
-import { offeredToolNames, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
+import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
+import { offeredToolNames, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import type { WranglerDev } from "./harness/wrangler-dev";
 
 /**
  * Ask-back with real parts only: a real MCP client → `wrangler dev` → the fake OpenAI-compatible
@@ -13,33 +11,24 @@ import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
  * the model's next request holds the earlier echo result and the answer, and it finishes.
  */
 describe("ask-back end to end", () => {
+  let stack: EchoExpertStack;
   let dev: WranglerDev;
   let fake: FakeOpenAIServer;
-  let fixtures: RunningFixtureServers;
 
   beforeAll(async () => {
-    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    const fxBase = taggedBase(fixtures.urls.echo, "ask-back");
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        default: {
-          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [
-            {
-              name: "asking_expert",
-              description: "Looks something up, and asks when it needs to.",
-              internal_tools: { fx: ["echo"] },
-              provider: "openai-compatible",
-              base_url: fake.baseURL,
-              model: "fake-cheap",
-              ask_back: true,
-              budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-            },
-          ],
-        },
-      },
+    stack = await startEchoExpertStack({
+      tag: "ask-back",
+      experts: (model) => [
+        fakeModelExpert(model, {
+          name: "asking_expert",
+          description: "Looks something up, and asks when it needs to.",
+          internal_tools: { fx: ["echo"] },
+          ask_back: true,
+          budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
+        }),
+      ],
     });
+    ({ dev, fake } = stack);
     // First request: echo and ask at once. Once the answer is among the tool results: answer
     // with every tool result the request carried, so the test sees what the model was given.
     fake.reset((request) => {
@@ -55,10 +44,7 @@ describe("ask-back end to end", () => {
     });
   });
 
-  afterAll(async () => {
-    await dev?.stop();
-    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
-  });
+  afterAll(() => stack?.stop());
 
   const kinds: McpClientKind[] = ["v2-2025", "v2-2026", "v1-http"];
   for (const kind of kinds) {

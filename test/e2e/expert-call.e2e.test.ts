@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
-import { readFixtureStats, resetFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
-import { loadCatalog } from "./harness/catalog-admin";
-import { offeredToolNames, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
+import { readFixtureStats, resetFixtureStats } from "../fixtures/fixture-stats-client";
+import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
+import { offeredToolNames, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { inspectorListToolNames } from "./harness/inspector-cli";
 import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import type { WranglerDev } from "./harness/wrangler-dev";
 
 /**
  * The whole path with real parts only: a real MCP client → `wrangler dev` (MCP surface,
@@ -13,39 +12,27 @@ import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
  * asks for `fx__echo` → the loopback fixture MCP server → back to the model → the answer.
  */
 describe("expert call end to end", () => {
+  let stack: EchoExpertStack;
   let dev: WranglerDev;
   let fake: FakeOpenAIServer;
-  let fixtures: RunningFixtureServers;
   let fxBase: string;
 
   beforeAll(async () => {
-    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    fxBase = taggedBase(fixtures.urls.echo, "expert-call");
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        default: {
-          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [
-            {
-              name: "echo_expert",
-              description: "Echoes the query through the fixture server and reports what came back.",
-              internal_tools: { fx: ["echo", "add"] },
-              provider: "openai-compatible",
-              base_url: fake.baseURL,
-              model: "fake-cheap",
-              budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-            },
-          ],
-        },
-      },
+    stack = await startEchoExpertStack({
+      tag: "expert-call",
+      experts: (model) => [
+        fakeModelExpert(model, {
+          name: "echo_expert",
+          description: "Echoes the query through the fixture server and reports what came back.",
+          internal_tools: { fx: ["echo", "add"] },
+          budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
+        }),
+      ],
     });
+    ({ dev, fake, fxBase } = stack);
   });
 
-  afterAll(async () => {
-    await dev?.stop();
-    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
-  });
+  afterAll(() => stack?.stop());
 
   beforeEach(async () => {
     await resetFixtureStats(fxBase);

@@ -3,14 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
-import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
+import { readFixtureStats } from "../fixtures/fixture-stats-client";
 import { waitFor } from "../support/wait-for";
 import { runCliProcess } from "./cli/cli-process";
-import { loadCatalog } from "./harness/catalog-admin";
-import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
+import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
+import { textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import type { WranglerDev } from "./harness/wrangler-dev";
 
 const traceMetaSchema = z.object({ runId: z.uuid(), traceId: z.string().regex(/^[0-9a-f]{32}$/) });
 const summarySchema = z.looseObject({
@@ -47,35 +46,22 @@ const traceSchema = z.object({
  * from the admin API and the CLI; the run's trace id reached the downstream server and the model.
  */
 describe("run index end to end", () => {
+  let stack: EchoExpertStack;
   let dev: WranglerDev;
   let fake: FakeOpenAIServer;
-  let fixtures: RunningFixtureServers;
   let fxBase: string;
   let dir: string;
 
   beforeAll(async () => {
-    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    fxBase = taggedBase(fixtures.urls.echo, "run-index");
     dir = await mkdtemp(join(tmpdir(), "slipsnisse-run-index-"));
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        default: {
-          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [
-            {
-              name: "echo_expert",
-              description: "Echoes the query through the fixture server.",
-              internal_tools: { fx: ["echo"] },
-              provider: "openai-compatible",
-              base_url: fake.baseURL,
-              model: "fake-cheap",
-            },
-          ],
-          pricing: { "openai-compatible": { "fake-cheap": { input_per_million: 1, output_per_million: 2 } } },
-        },
-      },
+    stack = await startEchoExpertStack({
+      tag: "run-index",
+      experts: (model) => [
+        fakeModelExpert(model, { name: "echo_expert", description: "Echoes the query through the fixture server.", internal_tools: { fx: ["echo"] } }),
+      ],
+      skill: { pricing: { "openai-compatible": { "fake-cheap": { input_per_million: 1, output_per_million: 2 } } } },
     });
+    ({ dev, fake, fxBase } = stack);
     fake.reset((request) => {
       const results = toolResultMessages(request);
       if (results.length > 0) return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
@@ -83,10 +69,7 @@ describe("run index end to end", () => {
     });
   });
 
-  afterAll(async () => {
-    await dev?.stop();
-    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
-  });
+  afterAll(() => stack?.stop());
 
   const getJson = async (path: string): Promise<unknown> => {
     const response = await fetch(`${dev.baseUrl}/admin/api${path}`, { signal: AbortSignal.timeout(10_000) });

@@ -2,14 +2,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startFixtureServers, type RunningFixtureServers } from "../fixtures/fixture-servers";
-import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
+import { readFixtureStats } from "../fixtures/fixture-stats-client";
 import { waitFor } from "../support/wait-for";
-import { loadCatalog } from "./harness/catalog-admin";
-import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
+import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
+import { textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
 import { bearer, signInAs, type OAuthSession } from "./harness/oauth-sign-in";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import type { WranglerDev } from "./harness/wrangler-dev";
 import { projectWithSecrets, type ProjectWithSecrets } from "./oauth/project-with-secrets";
 
 const HEADER_SECRET = "hdr-secret-e2e-7f3a91c2";
@@ -32,38 +31,29 @@ async function persistedText(dir: string): Promise<string> {
  */
 describe("no secret in any stored field", () => {
   let project: ProjectWithSecrets;
+  let stack: EchoExpertStack;
   let dev: WranglerDev;
   let fake: FakeOpenAIServer;
-  let fixtures: RunningFixtureServers;
   let fxBase: string;
   let alice: OAuthSession;
 
   beforeAll(async () => {
-    [project, fixtures, fake] = await Promise.all([projectWithSecrets({ FX_TOKEN: HEADER_SECRET, MODEL_KEY }), startFixtureServers(), startFakeOpenAI()]);
-    fxBase = taggedBase(fixtures.urls.echo, "run-secrets");
-    dev = await startWranglerDev({ projectDir: project.dir, vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice" } });
-    await loadCatalog(
-      dev.baseUrl,
-      {
-        skills: {
-          default: {
-            servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FX_TOKEN}" } } },
-            experts: [
-              {
-                name: "echo_expert",
-                description: "Calls the fixture's whoami.",
-                internal_tools: { fx: ["whoami", "echo"] },
-                provider: "openai-compatible",
-                base_url: fake.baseURL,
-                api_key_secret: "MODEL_KEY",
-                model: "fake-cheap",
-              },
-            ],
-          },
-        },
-      },
-      bearer({ accessToken: project.adminToken }),
-    );
+    project = await projectWithSecrets({ FX_TOKEN: HEADER_SECRET, MODEL_KEY });
+    stack = await startEchoExpertStack({
+      tag: "run-secrets",
+      wrangler: { projectDir: project.dir, vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice" } },
+      adminHeaders: bearer({ accessToken: project.adminToken }),
+      server: { headers: { Authorization: "Bearer ${FX_TOKEN}" } },
+      experts: (model) => [
+        fakeModelExpert(model, {
+          name: "echo_expert",
+          description: "Calls the fixture's whoami.",
+          internal_tools: { fx: ["whoami", "echo"] },
+          api_key_secret: "MODEL_KEY",
+        }),
+      ],
+    });
+    ({ dev, fake, fxBase } = stack);
     fake.reset((request) => {
       const results = toolResultMessages(request);
       if (results.length > 0) return textReply(`server said: ${results.map((r) => r.content).join(" | ")}`);
@@ -73,8 +63,8 @@ describe("no secret in any stored field", () => {
   });
 
   afterAll(async () => {
-    await dev?.stop();
-    await Promise.allSettled([fake?.close(), fixtures?.stop(), project?.remove()]);
+    await stack?.stop();
+    await project?.remove();
   });
 
   it("persists none of the header secret, the provider key or the inbound token", async () => {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
-import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
+import type { RunningFixtureServers } from "../../fixtures/fixture-servers";
+import { readFixtureStats } from "../../fixtures/fixture-stats-client";
 import type { FixtureStats } from "../../fixtures/fixture-stats-schema";
-import { loadCatalog } from "../harness/catalog-admin";
-import { errorReply, startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
+import { type EchoExpertStack, startEchoExpertStack } from "../harness/echo-expert-stack";
+import { errorReply, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import type { WranglerDev } from "../harness/wrangler-dev";
 import { adminRun } from "../load/admin-runs-client";
 import { waitFor } from "../../support/wait-for";
 
@@ -26,6 +26,7 @@ const budget = { max_steps: 6, timeout_ms: 20_000, max_output_tokens: 2_048, max
  * that names it. Every run is read back through the admin runs API.
  */
 describe("model faults end to end", () => {
+  let stack: EchoExpertStack;
   let dev: WranglerDev;
   let fake: FakeOpenAIServer;
   let fixtures: RunningFixtureServers;
@@ -68,28 +69,21 @@ describe("model faults end to end", () => {
     );
 
   beforeAll(async () => {
-    [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    fxBase = taggedBase(fixtures.urls.echo, "model-faults");
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        [SKILL]: {
-          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
-          experts: [
-            expert("steady", fake.baseURL),
-            expert("hasty", fake.baseURL, HASTY_TIMEOUT_MS),
-            expert("brisk", fake.baseURL, BRISK_TIMEOUT_MS),
-            expert("unplugged", `${fixtures.urls.dead}/v1`),
-          ],
-        },
-      },
+    stack = await startEchoExpertStack({
+      tag: "model-faults",
+      experts: (model, servers) => [
+        expert("steady", model.baseURL),
+        expert("hasty", model.baseURL, HASTY_TIMEOUT_MS),
+        expert("brisk", model.baseURL, BRISK_TIMEOUT_MS),
+        expert("unplugged", `${servers.urls.dead}/v1`),
+      ],
     });
+    ({ dev, fake, fixtures, fxBase } = stack);
     client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     await client?.close();
-    await dev?.stop();
-    await Promise.allSettled([fake?.close(), fixtures?.stop()]);
+    await stack?.stop();
   });
   beforeEach(async () => {
     statsBefore = await readFixtureStats(fxBase);
