@@ -132,7 +132,12 @@ export const skillLimitsSchema = z
 export const skillAccessSchema = z
   .object({
     users: z.array(z.string().min(1)).default([]).describe("Logins, emails or user ids (`github-123`) allowed to use this skill."),
-    groups: z.array(z.string().min(1)).default([]).describe("Groups allowed to use this skill: OIDC groups claim values (OIDC_GROUPS_CLAIM), or GitHub teams as org/team-slug (GitHub sign-in with GITHUB_ORG)."),
+    groups: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        "Groups allowed to use this skill: OIDC groups claim values (OIDC_GROUPS_CLAIM), or GitHub teams as org/team-slug (GitHub sign-in with GITHUB_ORG).",
+      ),
   })
   .strict();
 
