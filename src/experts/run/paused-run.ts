@@ -27,8 +27,18 @@ export const pausedRunSchema = z
     runId: z.string().min(1),
     expert: z.string().min(1),
     question: z.string(),
-    /** The ask_orchestrator calls of the paused step; the first one gets the answer. */
-    askCallIds: z.array(z.string().min(1)).min(1),
+    /** The ask_orchestrator / ask_user calls of the paused step; the first one gets the answer. */
+    askCallIds: z.array(z.string().min(1)),
+    /** What it waits for: the orchestrator's answer (default), the user's answer, or approvals. */
+    kind: z.enum(["orchestrator", "user", "approval"]).optional(),
+    /** For kind "approval": the downstream calls awaiting approval, run or refused on resume. */
+    approvals: z
+      .array(
+        z
+          .object({ toolCallId: z.string().min(1), name: z.string().min(1), server: z.string().min(1), tool: z.string().min(1), input: z.unknown() })
+          .strict(),
+      )
+      .optional(),
     turns: z.array(modelMessageSchema).min(1),
     used: budgetUsedSchema,
     pausedAt: z.number(),
