@@ -2,7 +2,7 @@ import { tool, type ModelMessage, type Tool, type ToolResultPart } from "ai";
 import { z } from "zod";
 import type { Budget } from "../../catalog/catalog-schema";
 import type { ExpertRunResult, PausedQuestion, RunUsage, UserPrompter } from "./expert-types";
-import { askWithTimeout, QUESTION_FORM } from "../tools/tool-approval";
+import { askWithTimeout } from "../tools/tool-approval";
 import type { BudgetUsed, PausedRun } from "./paused-run";
 import type { RunRecorder } from "./run-recorder";
 
@@ -69,8 +69,6 @@ export function unansweredText(action: string, timeoutMs: number): string {
 function outcomeOf(action: string): "declined" | "cancelled" | "failed" {
   return action === "cancel" ? "cancelled" : action === "failed" ? "failed" : "declined";
 }
-
-export { QUESTION_FORM };
 
 /**
  * Why the loop stopped with calls unanswered in the run's last step, if it did: downstream calls

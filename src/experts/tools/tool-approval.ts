@@ -85,20 +85,6 @@ export function approvalMessage(exposedName: string, args: string): string {
   return `The expert wants to call ${exposedName} with these arguments:\n${args}\nAllow this call?`;
 }
 
-/** The elicitation form of an approval: one boolean, so accept-with-false is a clear "no". */
-export const APPROVAL_FORM = {
-  type: "object",
-  properties: { approve: { type: "boolean", title: "Allow this call", description: "Run the tool call shown above." } },
-  required: ["approve"],
-} as const;
-
-/** The elicitation form of a question for the user. */
-export const QUESTION_FORM = {
-  type: "object",
-  properties: { answer: { type: "string", title: "Your answer" } },
-  required: ["answer"],
-} as const;
-
 export function argumentsText(input: unknown): string {
   try {
     return rawPreview(JSON.stringify(input) ?? "null", TRACE_BOUNDS.toolArguments);
