@@ -1,5 +1,12 @@
 import { waitUntil } from "cloudflare:workers";
-import { McpServer, fromJsonSchema, type CallToolResult, type InputRequiredResult, type JsonSchemaType, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  McpServer,
+  fromJsonSchema,
+  type CallToolResult,
+  type InputRequiredResult,
+  type JsonSchemaType,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
@@ -147,7 +154,11 @@ async function callExpert(
   const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    const decision = { ...(answer === undefined ? {} : { answer }), ...(approve === undefined ? {} : { approve }), ...(retried ? { decidedBy: "user" as const } : {}) };
+    const decision = {
+      ...(answer === undefined ? {} : { answer }),
+      ...(approve === undefined ? {} : { approve }),
+      ...(retried ? { decidedBy: "user" as const } : {}),
+    };
     const result = await stub.callExpert(
       { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },
       onProgress,

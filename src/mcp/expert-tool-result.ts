@@ -36,7 +36,10 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
     const { kind, approvals } = result.question;
     const expiresAt = new Date(result.question.expiresAt).toISOString();
     const question = { question: result.question.text, thread: result.thread, expiresAt, for: kind, ...(approvals ? { approvals } : {}) };
-    return { content: [{ type: "text", text: pausedText(result.question.text, kind, result.thread, expiresAt) }], _meta: { ...meta, [META_QUESTION]: question } };
+    return {
+      content: [{ type: "text", text: pausedText(result.question.text, kind, result.thread, expiresAt) }],
+      _meta: { ...meta, [META_QUESTION]: question },
+    };
   }
   const trailer = result.thread ? `(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";
   if (result.structured) {

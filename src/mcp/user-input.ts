@@ -50,7 +50,11 @@ export function userChannel(era: "legacy" | "modern", capabilities: ClientCapabi
 /** An approval is one boolean, so accepting with false is a clear "no"; a question one string. */
 function formOf(prompt: UserPrompt): ElicitRequestFormParams["requestedSchema"] {
   if (prompt.kind === "approval") {
-    return { type: "object", properties: { approve: { type: "boolean", title: "Allow this call", description: "Run the tool call shown above." } }, required: ["approve"] };
+    return {
+      type: "object",
+      properties: { approve: { type: "boolean", title: "Allow this call", description: "Run the tool call shown above." } },
+      required: ["approve"],
+    };
   }
   return { type: "object", properties: { answer: { type: "string", title: "Your answer" } }, required: ["answer"] };
 }

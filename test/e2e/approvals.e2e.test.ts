@@ -43,6 +43,11 @@ describe("approvals end to end", () => {
 
   afterAll(() => stack?.stop());
 
+  /** The "user": notes what the client showed, then answers. */
+  const answerAs = (shown: string[], message: string, reply: ElicitReply) => {
+    shown.push(message);
+    return reply;
+  };
   const erases = async () => (await readFixtureStats(stack.fxBase)).calls.erase ?? 0;
   const approve: ElicitReply = { action: "accept", content: { approve: true } };
   const decline: ElicitReply = { action: "decline" };
@@ -59,7 +64,7 @@ describe("approvals end to end", () => {
     it(`the user ${reply.action === "accept" ? "approves" : "declines"} through elicitation (${kind})`, async () => {
       const shown: string[] = [];
       const url = kind.endsWith("-sse") ? `${dev.baseUrl}/sse` : `${dev.baseUrl}/mcp`;
-      const client = await connectMcpClient(kind, url, { elicit: (message) => (shown.push(message), reply) });
+      const client = await connectMcpClient(kind, url, { elicit: (message) => answerAs(shown, message, reply) });
       try {
         const before = await erases();
         const record = `rec-${kind}-${reply.action}`;
@@ -85,7 +90,7 @@ describe("approvals end to end", () => {
   for (const [kind, declares] of paused) {
     it(`a client that cannot be asked gets "approval needed", then resumes with approve (${kind}${declares ? ", declaring elicitation" : ""})`, async () => {
       const shown: string[] = [];
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`, declares ? { elicit: (message) => (shown.push(message), approve) } : {});
+      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`, declares ? { elicit: (message) => answerAs(shown, message, approve) } : {});
       try {
         const before = await erases();
         const record = `rec-${kind}-${declares}`;

@@ -46,13 +46,17 @@ let model = scriptedModel([{ text: "unscripted" }]);
 const script = (answer: string) => {
   model = scriptedModel([{ calls: [{ name: "echo__erase", input: { record: "r9" } }] }, { text: answer }]);
 };
-const callCleaner = (client: Client, extra: Record<string, unknown> = {}) =>
-  client.callTool({ name: "cleaner", arguments: { query: "Erase r9.", ...extra } });
+const callCleaner = (client: Client, extra: Record<string, unknown> = {}) => client.callTool({ name: "cleaner", arguments: { query: "Erase r9.", ...extra } });
 
 describe("approvals over MCP: elicitation where the client can, the pause where it cannot", () => {
   beforeAll(async () => {
     const catalog = {
-      skills: { [skill]: { servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } }, experts: [expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 })] } },
+      skills: {
+        [skill]: {
+          servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
+          experts: [expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 })],
+        },
+      },
     };
     expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
     setModelResolverForTests(() => model);

@@ -42,7 +42,7 @@ export function askUserTool(askUser: UserPrompter | undefined, timeoutMs: number
       const started = Date.now();
       const reply = await askWithTimeout(() => askUser({ kind: "question", message: question }), timeoutMs, abortSignal);
       const answered = reply.action === "accept" && typeof reply.answer === "string";
-      const text = answered ? reply.answer ?? "" : unansweredText(reply.action, timeoutMs);
+      const text = answered ? (reply.answer ?? "") : unansweredText(reply.action, timeoutMs);
       recorder.recordCall({
         toolCallId,
         name: ASK_USER,
@@ -51,7 +51,10 @@ export function askUserTool(askUser: UserPrompter | undefined, timeoutMs: number
         elapsedMs: Date.now() - started,
         args: JSON.stringify({ question }).slice(0, 2_000),
         result: text.slice(0, 1_000),
-        decision: { outcome: answered ? "answered" : reply.action === "timeout" ? "timed_out" : reply.action === "accept" ? "declined" : outcomeOf(reply.action), by: "user" },
+        decision: {
+          outcome: answered ? "answered" : reply.action === "timeout" ? "timed_out" : reply.action === "accept" ? "declined" : outcomeOf(reply.action),
+          by: "user",
+        },
       });
       return text;
     },

@@ -60,9 +60,7 @@ export interface UserDecision {
 }
 
 /** What the runner asks the human through their MCP client (form-mode elicitation). */
-export type UserPrompt =
-  | { kind: "approval"; message: string; server: string; tool: string; arguments: string }
-  | { kind: "question"; message: string };
+export type UserPrompt = { kind: "approval"; message: string; server: string; tool: string; arguments: string } | { kind: "question"; message: string };
 
 /** The human's reply; `approve` for an approval, `answer` for a question. */
 export type UserReply = { action: "accept"; approve?: boolean; answer?: string } | { action: "decline" } | { action: "cancel" };

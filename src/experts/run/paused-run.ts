@@ -34,9 +34,7 @@ export const pausedRunSchema = z
     /** For kind "approval": the downstream calls awaiting approval, run or refused on resume. */
     approvals: z
       .array(
-        z
-          .object({ toolCallId: z.string().min(1), name: z.string().min(1), server: z.string().min(1), tool: z.string().min(1), input: z.unknown() })
-          .strict(),
+        z.object({ toolCallId: z.string().min(1), name: z.string().min(1), server: z.string().min(1), tool: z.string().min(1), input: z.unknown() }).strict(),
       )
       .optional(),
     turns: z.array(modelMessageSchema).min(1),

@@ -69,6 +69,6 @@ export class NoPendingApprovalError extends SlipsnisseError {
         ? `\`approve\` for expert "${expert}" needs the \`thread\` of the call it approves.`
         : `Thread ${threadId} of expert "${expert}" has no call waiting for approval.`,
     );
-    this.fix = "Pass `approve` only with the thread of an \"approval needed\" answer; a question is answered with `answer`.";
+    this.fix = 'Pass `approve` only with the thread of an "approval needed" answer; a question is answered with `answer`.';
   }
 }

@@ -89,7 +89,9 @@ export class PausedRuns {
         text: result.question.question,
         expiresAt,
         kind: result.question.kind ?? "orchestrator",
-        ...(result.question.approvals ? { approvals: result.question.approvals.map(({ name, server, tool, input }) => ({ name, server, tool, input: inputJson(input) })) } : {}),
+        ...(result.question.approvals
+          ? { approvals: result.question.approvals.map(({ name, server, tool, input }) => ({ name, server, tool, input: inputJson(input) })) }
+          : {}),
       };
     }
     if (resumed && (result.outcome === "error" || result.outcome === "cancelled")) this.save(threadId, resumed);

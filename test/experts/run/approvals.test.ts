@@ -177,7 +177,10 @@ describe("approvals: calls that need the user's approval", () => {
     expect(toolResults(after, 0)).toContainEqual(expect.objectContaining({ toolName: "echo__erase", output: { type: "text", value: "erased r1" } }));
     expect(resumed.usage.toolCalls).toBe(1);
     const steps = await storedCalls(resumed.runId);
-    expect(steps[0]).toMatchObject({ finishReason: "approval", calls: [{ name: "echo__erase", status: "ok", decision: { outcome: "approved", by: "orchestrator" } }] });
+    expect(steps[0]).toMatchObject({
+      finishReason: "approval",
+      calls: [{ name: "echo__erase", status: "ok", decision: { outcome: "approved", by: "orchestrator" } }],
+    });
     expect(steps[1]?.finishReason).toBe("stop");
     expect(resumed.usage.steps).toBe(1);
   });
@@ -196,7 +199,9 @@ describe("approvals: calls that need the user's approval", () => {
       calls: [{ status: "declined", decision: { outcome: "declined", by: "orchestrator" } }],
     });
     // Decided once: the thread has nothing waiting any more.
-    expect((await session().callExpert(call("cleaner", { args: {}, thread: paused.thread, approve: true }))).text).toContain("has no call waiting for approval");
+    expect((await session().callExpert(call("cleaner", { args: {}, thread: paused.thread, approve: true }))).text).toContain(
+      "has no call waiting for approval",
+    );
   });
 
   it("ask_user goes to the user mid-call; without a way to reach them it pauses marked for the user", async () => {

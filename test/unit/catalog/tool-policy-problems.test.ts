@@ -13,7 +13,10 @@ describe("tool_policy approval checks", () => {
     const catalog = validCatalog();
     defaultSkill(catalog).tool_policy = { requires_approval: ["fs__write_*", "*__delete_*", "d?cs__*", "*drop*"], approve_destructive: false };
     const parsed = parseCatalog(catalog);
-    expect(parsed.ok && parsed.catalog.skills.default?.tool_policy).toMatchObject({ approve_destructive: false, requires_approval: ["fs__write_*", "*__delete_*", "d?cs__*", "*drop*"] });
+    expect(parsed.ok && parsed.catalog.skills.default?.tool_policy).toMatchObject({
+      approve_destructive: false,
+      requires_approval: ["fs__write_*", "*__delete_*", "d?cs__*", "*drop*"],
+    });
   });
 
   it("refuses a pattern that names an undefined server, and one without the server__ separator, each with its path and a fix", () => {
