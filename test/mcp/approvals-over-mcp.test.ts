@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { DedupeInboundTransport } from "../../src/downstream/dedupe-inbound-transport";
 import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { META_QUESTION } from "../../src/mcp/expert-tool-result";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel } from "../support/workers/scripted-model";
@@ -15,7 +16,7 @@ const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "approvals-mcp");
 const skill = "approvals-mcp";
 
-type Reply = { action: "accept"; content: { approve: boolean } } | { action: "decline" } | { action: "cancel" };
+type Reply = { action: "accept"; content: { approve: boolean } | { answer: string } } | { action: "decline" } | { action: "cancel" };
 
 /** An SDK v2 client; with `reply`, it declares form elicitation and answers every request so. */
 async function connect(kind: "2025" | "2026" | "sse", reply?: Reply) {
@@ -54,7 +55,7 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
       skills: {
         [skill]: {
           servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
-          experts: [expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 })],
+          experts: [expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 }), { ...expertOf("asker", { echo: ["add"] }, { max_steps: 3 }), ask_back: true }],
         },
       },
     };
@@ -87,6 +88,14 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
       expect(textOf(result)).toContain("Finished.");
       expect(result.isError).toBeFalsy();
       expect(await erases()).toBe(before + runs);
+      // The resumed run's trace opens with the user's decision (tests run as the loopback dev user).
+      const session = sessionStub(env, skill, "local:dev");
+      const [resumed] = await session.recentRuns(1);
+      const [decided] = await session.steps(resumed?.id ?? "");
+      expect(decided).toMatchObject({
+        finishReason: "approval",
+        toolCalls: [{ name: "echo__erase", decision: { outcome: runs ? "approved" : "declined", by: "user" } }],
+      });
       await client.close();
     });
   }
@@ -122,4 +131,24 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
       await client.close();
     });
   }
+
+  it("2026-07-28 with elicitation: an ask_user question reaches the user, and their answer is the tool's result", async () => {
+    model = scriptedModel([
+      { calls: [{ name: "ask_user", input: { question: "Which colour?" } }] },
+      (options) => ({
+        content: [{ type: "text", text: `The user said ${JSON.stringify(options.prompt).includes('"value":"teal"') ? "teal" : "nothing"}.` }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    ]);
+    const { client, shown } = await connect("2026", { action: "accept", content: { answer: "teal" } });
+    const result = await client.callTool({ name: "asker", arguments: { query: "Paint it." } });
+    expect(shown).toEqual(["Which colour?"]);
+    expect(textOf(result)).toContain("The user said teal.");
+    await client.close();
+  });
 });
