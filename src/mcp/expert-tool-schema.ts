@@ -20,8 +20,7 @@ export const APPROVE_ARGUMENT = "approve";
 
 const approveProperty = {
   type: "boolean",
-  description:
-    'Only to decide on a call this expert is waiting to have approved ("Approval needed"): true runs it, false refuses it, with the `thread` of that answer (and the same arguments again). The paused run resumes where it stopped.',
+  description: 'Only to decide a call this expert waits to have approved ("Approval needed"): true runs it, false refuses it. Pass that answer\'s `thread`.',
 } as const;
 
 /**

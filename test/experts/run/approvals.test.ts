@@ -6,6 +6,7 @@ import type { ExpertCallRequest, UserPrompt, UserReply } from "../../../src/expe
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../support/workers/session-helpers";
+import { dashboardFetch } from "../../dashboard/dashboard-test-client";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 
 const fixtures = inject("fixtureServers");
@@ -60,6 +61,7 @@ describe("approvals: calls that need the user's approval", () => {
           { ...expertOf("cleaner", { echo: ["erase", "add"] }, { max_steps: 4 }), user_input_timeout_ms: 1_000 },
           expertOf("echoer", { echo: ["echo", "add"] }, { max_steps: 4 }),
           { ...expertOf("asker", { echo: ["add"] }, { max_steps: 4 }), ask_back: true },
+          { ...expertOf("router", { echo: ["erase"] }), mode: "route" },
         ],
       },
       [optOut]: {
@@ -198,6 +200,10 @@ describe("approvals: calls that need the user's approval", () => {
       finishReason: "approval",
       calls: [{ status: "declined", decision: { outcome: "declined", by: "orchestrator" } }],
     });
+    // The admin's trace page shows the decision.
+    await session().runIndexSettled();
+    const trace = await (await dashboardFetch(`/admin/runs/${resumed.runId}`, {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    expect(trace).toContain("Decision: declined by the orchestrator");
     // Decided once: the thread has nothing waiting any more.
     expect((await session().callExpert(call("cleaner", { args: {}, thread: paused.thread, approve: true }))).text).toContain(
       "has no call waiting for approval",
@@ -223,5 +229,19 @@ describe("approvals: calls that need the user's approval", () => {
     const resumed = models.play([{ text: "Green, then." }]);
     expect(await session().callExpert(call("asker", { args: {}, thread: paused.thread, answer: "green" }))).toMatchObject({ text: "Green, then." });
     expect(toolResults(resumed, 0)).toContainEqual(expect.objectContaining({ toolName: "ask_user", output: { type: "text", value: "green" } }));
+  });
+
+  it("a route expert cannot pause: its call is refused without a way to ask the user, and runs once the user approves", async () => {
+    const before = await erases();
+    models.play([{ calls: [{ name: "echo__erase", input: { record: "r3" } }] }]);
+    const refused = await session().callExpert(call("router"));
+    expect(refused.outcome).toBe("error");
+    expect(refused.text).toContain("echo__erase needs the user's approval, and this client cannot ask the user during the call");
+    expect(await erases()).toBe(before);
+
+    models.play([{ calls: [{ name: "echo__erase", input: { record: "r3" } }] }]);
+    const approved = await session().callExpert(call("router"), undefined, user({ action: "accept", approve: true }).askUser);
+    expect(approved).toMatchObject({ outcome: "ok", text: "erased r3" });
+    expect(await erases()).toBe(before + 1);
   });
 });
