@@ -114,6 +114,7 @@ async function callExpert(
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
   const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
   const { args, thread, answer, approve } = retried ? { ...split, ...retried } : split;
+  const refusal = retried && "refusal" in retried ? retried.refusal : undefined;
   // A reply to an ask-back question reaches the model too, so it counts toward the bound.
   const tooLarge = inputOverLimit(expert, answer === undefined ? args : { ...args, answer });
   if (tooLarge) {
@@ -158,6 +159,7 @@ async function callExpert(
       ...(answer === undefined ? {} : { answer }),
       ...(approve === undefined ? {} : { approve }),
       ...(retried ? { decidedBy: "user" as const } : {}),
+      ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
       { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },

@@ -106,7 +106,10 @@ function approvalPrompt(question: NonNullable<ExpertCallResult["question"]>): st
 }
 
 /** What a retried 2026-07-28 call decides: the thread and the user's approval or answer; undefined when it is not a retry. */
-export function retriedReply(ctx: ServerContext, expert: ExpertConfig): { thread: string; approve: boolean } | { thread: string; answer: string } | undefined {
+export function retriedReply(
+  ctx: ServerContext,
+  expert: ExpertConfig,
+): { thread: string; approve: boolean; refusal?: "declined" | "cancelled" } | { thread: string; answer: string } | undefined {
   const raw = ctx.mcpReq.requestState();
   if (typeof raw !== "string") return undefined;
   let parsed: unknown;
@@ -119,7 +122,10 @@ export function retriedReply(ctx: ServerContext, expert: ExpertConfig): { thread
   if (!state.success) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
   const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
-  if (state.data.kind === "approval") return { thread: state.data.thread, approve: reply.action === "accept" && reply.approve === true };
+  if (state.data.kind === "approval") {
+    const approve = reply.action === "accept" && reply.approve === true;
+    return { thread: state.data.thread, approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
+  }
   if (reply.action === "accept" && reply.answer !== undefined) return { thread: state.data.thread, answer: reply.answer };
   return { thread: state.data.thread, answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, expert.user_input_timeout_ms) };
 }

@@ -73,9 +73,10 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
     await client.close();
   });
 
-  for (const [label, reply, runs] of [
-    ["accepts", { action: "accept", content: { approve: true } }, 1],
-    ["declines", { action: "decline" }, 0],
+  for (const [label, reply, runs, outcome] of [
+    ["accepts", { action: "accept", content: { approve: true } }, 1, "approved"],
+    ["declines", { action: "decline" }, 0, "declined"],
+    ["dismisses the form", { action: "cancel" }, 0, "cancelled"],
   ] as const) {
     it(`2026-07-28 with elicitation: input_required reaches the user, who ${label}, inside one callTool`, async () => {
       const before = await erases();
@@ -94,7 +95,7 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
       const [decided] = await session.steps(resumed?.id ?? "");
       expect(decided).toMatchObject({
         finishReason: "approval",
-        toolCalls: [{ name: "echo__erase", decision: { outcome: runs ? "approved" : "declined", by: "user" } }],
+        toolCalls: [{ name: "echo__erase", decision: { outcome, by: "user" } }],
       });
       await client.close();
     });

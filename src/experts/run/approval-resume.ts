@@ -12,13 +12,17 @@ import { ToolCallDeclinedError } from "../tools/tool-errors";
  * step is answered as not sent. The decision is recorded on each call for the trace.
  */
 export async function approvedTurns(resume: ApprovalResume, ungated: ToolSet, recorder: RunRecorder, signal: AbortSignal): Promise<ModelMessage[]> {
-  const decision: UserDecision = { outcome: resume.approve ? "approved" : "declined", by: resume.by };
+  const decision: UserDecision = { outcome: resume.approve ? "approved" : (resume.refusal ?? "declined"), by: resume.by };
   const results: ToolResultPart[] = [];
   for (const approval of resume.approvals) {
     recorder.markDecided(approval.toolCallId);
     const execute = ungated[approval.name]?.execute;
     if (!resume.approve || !execute) {
-      const reason = resume.approve ? "the tool is no longer available to this expert" : `the ${resume.by} declined it`;
+      const reason = resume.approve
+        ? "the tool is no longer available to this expert"
+        : resume.refusal === "cancelled"
+          ? `the ${resume.by} dismissed the request without deciding`
+          : `the ${resume.by} declined it`;
       const refusal = new ToolCallDeclinedError(approval.name, reason);
       recorder.recordCall({
         toolCallId: approval.toolCallId,

@@ -89,6 +89,8 @@ export interface ApprovalResume {
   askCallIds: string[];
   approve: boolean;
   by: UserDecision["by"];
+  /** A refusal that came as a dismissed form rather than a "no". */
+  refusal?: "declined" | "cancelled";
 }
 
 /** The model call behind one step, for the run's trace. */

@@ -18,6 +18,8 @@ export interface ExpertCallRequest {
   approve?: boolean;
   /** Who decided `answer`/`approve`: the user through their client (2026-07-28 input_required), or the orchestrator (default). */
   decidedBy?: "user" | "orchestrator";
+  /** How the user's refusal came (a retried 2026-07-28 call): declined, or the form dismissed. */
+  refusal?: "declined" | "cancelled";
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;

@@ -12,7 +12,7 @@ import type { ExpertCallRequest } from "./expert-call";
 export function resumeInput(
   expert: ExpertConfig,
   resumed: PausedRun | undefined,
-  request: Pick<ExpertCallRequest, "answer" | "approve" | "decidedBy">,
+  request: Pick<ExpertCallRequest, "answer" | "approve" | "decidedBy" | "refusal">,
 ): { expert: ExpertConfig; resume?: PausedRun["turns"]; approvalResume?: ApprovalResume } {
   if (!resumed) return { expert };
   const budgeted = { ...expert, budget: remainingBudget(expert.budget, resumed.used) };
@@ -25,6 +25,7 @@ export function resumeInput(
         askCallIds: resumed.askCallIds,
         approve: request.approve,
         by: request.decidedBy ?? "orchestrator",
+        ...(request.refusal && !request.approve ? { refusal: request.refusal } : {}),
       },
     };
   }
