@@ -13,7 +13,7 @@ export const budgetUsedSchema = z
 export type BudgetUsed = z.output<typeof budgetUsedSchema>;
 
 /**
- * The durable subset of a run paused on an `ask_orchestrator` call, stored in the session's
+ * The durable subset of a run paused on a question or on calls awaiting approval, stored in the session's
  * SQLite until it is answered or expires. Data only: the turns since the thread's history (the
  * user turn, the model's steps, the tool results it read, already truncated as the model saw
  * them), the calls awaiting the answer, and the budget used. Nothing live is kept (model, MCP

@@ -6,8 +6,9 @@ import { ApprovalPendingError, NoPendingApprovalError, NoPendingQuestionError, P
 import { pausedRunSchema, type PausedRun } from "../run/paused-run";
 
 /**
- * Runs paused on an `ask_orchestrator` call, one per thread (a thread's run waits for its
- * answer before the thread can go on). Rows are the durable subset in paused-run.ts, parsed
+ * Runs paused on an `ask_orchestrator` or `ask_user` question, or on downstream calls awaiting
+ * approval, one per thread (a thread's run waits for its answer or decision before the thread
+ * can go on). Rows are the durable subset in paused-run.ts, parsed
  * when read back. An unanswered row stays until its thread is next called (and is dropped then
  * if expired) or a retention job removes it by `expires_at`.
  */
@@ -30,7 +31,8 @@ export class PausedRuns {
   /**
    * What a call on a thread continues: with `answer`, the paused run it resumes (removed here,
    * so two replies cannot both resume it; the session saves it back if the resumed run fails);
-   * without, nothing, but a question still waiting refuses the call. Expired runs are dropped.
+   * without, nothing, but a question still waiting refuses the call. A run waiting for approval
+   * takes only `approve`, one waiting for an answer only `answer`. Expired runs are dropped.
    */
   take(expert: string, threadId: string | undefined, reply: { answer?: string; approve?: boolean }, now: number): PausedRun | undefined {
     const { answer, approve } = reply;
@@ -96,13 +98,6 @@ export class PausedRuns {
     }
     if (resumed && (result.outcome === "error" || result.outcome === "cancelled")) this.save(threadId, resumed);
     return undefined;
-  }
-
-  /** The kind of pause a thread waits on, if any (not expired). */
-  waiting(threadId: string, now: number): PausedRun["kind"] | "none" {
-    const paused = this.read(threadId);
-    if (!paused || paused.expiresAt <= now) return "none";
-    return paused.kind ?? "orchestrator";
   }
 
   private read(threadId: string): PausedRun | undefined {

@@ -38,7 +38,8 @@ export interface GatedCall {
  * first (tool name and arguments), runs the call only on an explicit approval and otherwise
  * throws a refusal the model reads. Without one, in synthesize mode: no execute, so the AI SDK
  * ends the loop on the call, unanswered, and the run pauses like an ask_orchestrator question
- * (approval-pause.ts). In route mode, which cannot pause: a refusal naming why.
+ * (`pendingQuestion` in run/ask-back.ts; run/approval-resume.ts runs or refuses it on resume). In
+ * route mode, which cannot pause: a refusal naming why.
  */
 export function gatedTool(inner: Tool, call: GatedCall, approval: ApprovalContext): Tool {
   const { askUser } = approval;
@@ -46,9 +47,9 @@ export function gatedTool(inner: Tool, call: GatedCall, approval: ApprovalContex
     if (approval.canPause) return { ...inner, execute: undefined };
     return {
       ...inner,
-      execute: async (_input: unknown, options: { toolCallId: string }) => {
+      execute: async (input: unknown, options: { toolCallId: string }) => {
         const error = new ApprovalUnavailableError(call.exposedName);
-        call.recorder.recordCall({ ...declinedRecord(call, options.toolCallId, _input, error.message), decision: { outcome: "failed", by: "user" } });
+        call.recorder.recordCall({ ...declinedRecord(call, options.toolCallId, input, error.message), decision: { outcome: "failed", by: "user" } });
         throw error;
       },
     } as Tool;
