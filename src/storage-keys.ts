@@ -58,7 +58,8 @@
  *                     arguments, notes, answer excerpt, trace id; per step the model call and tool
  *                     calls with redacted argument and result excerpts).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
- *   paused_runs            ask_back runs waiting for the orchestrator's answer (no secrets).
+ *   paused_runs            runs paused on an ask_back question or on calls awaiting approval, until
+ *                          answered or decided (the turns, the waiting calls' arguments; no secrets).
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
  *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.

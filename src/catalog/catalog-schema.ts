@@ -104,6 +104,15 @@ export const expertSchema = z
         "Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it.",
       ),
     ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
+    user_input_timeout_ms: z
+      .number()
+      .int()
+      .min(1_000)
+      .max(600_000)
+      .default(120_000)
+      .describe(
+        "How long an approval or an `ask_user` question shown to the user mid-call (MCP elicitation) waits before it counts as unanswered; the wait counts toward `budget.timeout_ms`.",
+      ),
   })
   .strict();
 
@@ -151,6 +160,14 @@ export const toolPolicySchema = z
   .object({
     allowed: z.array(z.string()).default(["*"]).describe("Glob patterns over `server__tool` names."),
     blocked: z.array(z.string()).default([]).describe("Glob patterns; blocked always wins."),
+    requires_approval: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Glob patterns over `server__tool` names: a call to a matching tool runs only after the user (or the orchestrator) approves it."),
+    approve_destructive: z
+      .boolean()
+      .default(true)
+      .describe("A downstream tool annotated `destructiveHint: true` needs approval too; set false to opt out (requires_approval still applies)."),
   })
   .strict();
 

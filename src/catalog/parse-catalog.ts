@@ -5,6 +5,7 @@ import { FindingSink } from "./checks/finding-sink";
 import { suggestSkillName } from "./checks/name-suggestions";
 import { isRawObject, objectEntries } from "./checks/raw-json";
 import { checkServers } from "./checks/server-checks";
+import { checkToolPolicy } from "./checks/tool-policy-checks";
 import { problemsFromIssue } from "./checks/zod-issue-problems";
 import { convertSeed, isSeedDocument } from "./seed-format";
 
@@ -55,6 +56,7 @@ function checkSkill(name: string, skill: unknown, sink: FindingSink): void {
   checkServers(skill.servers, ["skills", name, "servers"], sink);
   const serverIds = isRawObject(skill.servers) ? Object.keys(skill.servers) : [];
   checkExperts(skill.experts, serverIds, ["skills", name, "experts"], sink);
+  checkToolPolicy(skill.tool_policy, serverIds, ["skills", name, "tool_policy"], sink);
 }
 
 /** Stable sort by path, so problems of one server or expert are listed together. */

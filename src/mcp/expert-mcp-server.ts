@@ -1,8 +1,15 @@
 import { waitUntil } from "cloudflare:workers";
-import { McpServer, fromJsonSchema, type CallToolResult, type JsonSchemaType, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  McpServer,
+  fromJsonSchema,
+  type CallToolResult,
+  type InputRequiredResult,
+  type JsonSchemaType,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
-import type { ExpertConfig } from "../catalog/catalog-schema";
+import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/run/expert-types";
 import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
@@ -10,6 +17,7 @@ import { inputOverLimit } from "./expert-input-limit";
 import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
+import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -32,6 +40,8 @@ export interface ExpertServerContext {
    * the tools without annotations (only tools/list shows them).
    */
   listings?: CachedListings;
+  /** The protocol era this server serves (createMcpHandler's factory says; legacy SSE is "legacy"). */
+  era?: "legacy" | "modern";
 }
 
 /**
@@ -39,7 +49,7 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy" }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: { listChanged } },
     instructions: skill.config.description,
@@ -52,11 +62,12 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
       {
         title: expertTitle(expert),
         description: expert.description,
-        inputSchema: compiledInputSchema(expert),
+        inputSchema: compiledInputSchema(expert, skill.config.tool_policy),
         ...compiledOutputSchema(expert),
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
-      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx),
+      // The client's capabilities decide how the run may reach its user (user-input.ts).
+      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert)),
     );
   }
   return server;
@@ -72,10 +83,10 @@ type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknow
 const inputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
-function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
+function compiledInputSchema(expert: ExpertConfig, policy: ToolPolicy): CompiledJsonSchema {
   let schema = inputSchemas.get(expert);
   if (!schema) {
-    schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert));
+    schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert, policy));
     inputSchemas.set(expert, schema);
   }
   return schema;
@@ -97,15 +108,20 @@ async function callExpert(
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
-): Promise<CallToolResult> {
-  const { args, thread, answer } = splitThread(rawArgs, expert);
+  channel: UserChannel,
+): Promise<CallToolResult | InputRequiredResult> {
+  const split = splitThread(rawArgs, expert);
+  // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
+  const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
+  const { args, thread, answer, approve } = retried ? { ...split, ...retried } : split;
+  const refusal = retried && "refusal" in retried ? retried.refusal : undefined;
   // A reply to an ask-back question reaches the model too, so it counts toward the bound.
   const tooLarge = inputOverLimit(expert, answer === undefined ? args : { ...args, answer });
   if (tooLarge) {
     log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
     return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
   }
-  const missing = answer === undefined ? missingArguments(expert, args) : [];
+  const missing = answer === undefined && approve === undefined ? missingArguments(expert, args) : [];
   if (missing.length > 0) {
     const names = missing.map((name) => `\`${name}\``).join(", ");
     return {
@@ -139,11 +155,18 @@ async function callExpert(
   const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
+    const decision = {
+      ...(answer === undefined ? {} : { answer }),
+      ...(approve === undefined ? {} : { approve }),
+      ...(retried ? { decidedBy: "user" as const } : {}),
+      ...(refusal ? { refusal } : {}),
+    };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...(answer === undefined ? {} : { answer }) },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },
       onProgress,
+      channel.kind === "elicit" ? channel.askUser : undefined,
     );
-    return toToolResult(result, expert.output_schema !== undefined);
+    return (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ?? toToolResult(result, expert.output_schema !== undefined);
   } catch (error) {
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {

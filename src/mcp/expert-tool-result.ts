@@ -8,7 +8,11 @@ export const META_RUN = "slipsnisse.dev/run";
 export const META_OUTCOME = "slipsnisse.dev/outcome";
 /** `{runId, traceId}`: the run to look up in the admin API and the W3C trace id its requests carried. */
 export const META_TRACE = "slipsnisse.dev/trace";
-/** On a paused run's result: `{ question, thread, expiresAt }` (ISO 8601), marking the text as a question. */
+/**
+ * On a paused run's result: `{ question, thread, expiresAt, for, approvals? }` (ISO 8601),
+ * marking the text as a question. `for` is who should answer: `orchestrator`, `user` (relay it
+ * to your user) or `approval` (calls waiting to be approved, each `{ name, server, tool, input }`).
+ */
 export const META_QUESTION = "slipsnisse.dev/question";
 
 /**
@@ -29,9 +33,13 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
     return { isError: true, content: [{ type: "text", text: result.text }], _meta: meta };
   }
   if (result.question && result.thread) {
+    const { kind, approvals } = result.question;
     const expiresAt = new Date(result.question.expiresAt).toISOString();
-    const text = `The expert asks: ${result.question.text}\n\n(thread: ${result.thread} — reply by calling it again with this "thread" and your reply as "answer", before ${expiresAt})`;
-    return { content: [{ type: "text", text }], _meta: { ...meta, [META_QUESTION]: { question: result.question.text, thread: result.thread, expiresAt } } };
+    const question = { question: result.question.text, thread: result.thread, expiresAt, for: kind, ...(approvals ? { approvals } : {}) };
+    return {
+      content: [{ type: "text", text: pausedText(result.question.text, kind, result.thread, expiresAt) }],
+      _meta: { ...meta, [META_QUESTION]: question },
+    };
   }
   const trailer = result.thread ? `(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";
   if (result.structured) {
@@ -40,4 +48,13 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
     return { content, structuredContent: result.structured, _meta: meta };
   }
   return { content: [{ type: "text", text: trailer ? `${result.text}\n\n${trailer}` : result.text }], _meta: meta };
+}
+
+function pausedText(text: string, kind: "orchestrator" | "user" | "approval", thread: string, expiresAt: string): string {
+  if (kind === "approval") {
+    return `${text}\n\n(thread: ${thread} — ask your user, then call this expert again with the same arguments, this "thread" and "approve": true to run ${text.includes("these calls") ? "them" : "it"} or false to refuse, before ${expiresAt})`;
+  }
+  const reply = `(thread: ${thread} — reply by calling it again with this "thread" and your reply as "answer", before ${expiresAt})`;
+  if (kind === "user") return `The expert asks your user: ${text}\n\n${reply}`;
+  return `The expert asks: ${text}\n\n${reply}`;
 }

@@ -1,5 +1,5 @@
 import type { JsonSchemaType } from "@modelcontextprotocol/server";
-import type { ExpertConfig } from "../catalog/catalog-schema";
+import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
 
 export const THREAD_ARGUMENT = "thread";
 
@@ -16,6 +16,22 @@ const answerProperty = {
     "Only to reply to a question this expert asked: your reply, with the `thread` of that question. The paused run resumes where it stopped; the other arguments are then not needed.",
 } as const;
 
+export const APPROVE_ARGUMENT = "approve";
+
+const approveProperty = {
+  type: "boolean",
+  description: 'Only to decide a call this expert waits to have approved ("Approval needed"): true runs it, false refuses it. Pass that answer\'s `thread`.',
+} as const;
+
+/**
+ * Whether a call of this skill may ever need approval (a `requires_approval` pattern, or a
+ * destructive downstream tool while `approve_destructive` is on); only then does an expert's
+ * schema offer `approve`. Which tool needs it is known only once its server is listed.
+ */
+export function mayNeedApproval(policy: Pick<ToolPolicy, "requires_approval" | "approve_destructive"> | undefined): boolean {
+  return policy !== undefined && (policy.requires_approval.length > 0 || policy.approve_destructive);
+}
+
 type ObjectSchema = JsonSchemaType & { properties?: Record<string, unknown>; required?: string[] };
 
 /**
@@ -26,10 +42,11 @@ type ObjectSchema = JsonSchemaType & { properties?: Record<string, unknown>; req
  * checks them for a call that is not a reply. The catalog validator guarantees `arguments` is
  * an object schema.
  */
-export function expertInputSchema(expert: ExpertConfig): JsonSchemaType {
+export function expertInputSchema(expert: ExpertConfig, policy?: ToolPolicy): JsonSchemaType {
   const schema = expert.arguments as ObjectSchema;
   const properties = { ...schema.properties };
   if (properties[THREAD_ARGUMENT] === undefined) properties[THREAD_ARGUMENT] = threadProperty;
+  if (mayNeedApproval(policy) && properties[APPROVE_ARGUMENT] === undefined) properties[APPROVE_ARGUMENT] = approveProperty;
   if (!expert.ask_back) return { ...schema, type: "object", properties };
   if (properties[ANSWER_ARGUMENT] === undefined) properties[ANSWER_ARGUMENT] = answerProperty;
   const { required: _required, ...rest } = schema;
@@ -43,12 +60,21 @@ export function missingArguments(expert: ExpertConfig, args: Record<string, unkn
 }
 
 /** Splits the validated arguments into the expert's own, the thread handle and a reply to its question. */
-export function splitThread(args: Record<string, unknown>, expert?: ExpertConfig): { args: Record<string, unknown>; thread?: string; answer?: string } {
+export function splitThread(
+  args: Record<string, unknown>,
+  expert?: ExpertConfig,
+): { args: Record<string, unknown>; thread?: string; answer?: string; approve?: boolean } {
   const { [THREAD_ARGUMENT]: thread, ...rest } = args;
   let own = rest;
+  let approve: boolean | undefined;
+  if (expert && (expert.arguments as ObjectSchema).properties?.[APPROVE_ARGUMENT] === undefined && APPROVE_ARGUMENT in own) {
+    const { [APPROVE_ARGUMENT]: decision, ...others } = own;
+    own = others;
+    if (typeof decision === "boolean") approve = decision;
+  }
   let answer: string | undefined;
   if (expert?.ask_back && (expert.arguments as ObjectSchema).properties?.[ANSWER_ARGUMENT] === undefined) {
-    const { [ANSWER_ARGUMENT]: reply, ...others } = rest;
+    const { [ANSWER_ARGUMENT]: reply, ...others } = own;
     own = others;
     if (typeof reply === "string") answer = reply;
   }
@@ -56,5 +82,6 @@ export function splitThread(args: Record<string, unknown>, expert?: ExpertConfig
     args: own,
     ...(typeof thread === "string" && thread.length > 0 ? { thread } : {}),
     ...(answer === undefined ? {} : { answer }),
+    ...(approve === undefined ? {} : { approve }),
   };
 }

@@ -71,7 +71,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
     handler = createMcpHandler(
       ({ era }) => {
         const { user, skill, connection, listings } = requestProps();
-        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern" });
+        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern", era });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON

@@ -14,7 +14,7 @@ describe("Streamable HTTP downstream", () => {
     open = pool({ echo: serverConfig({ url: `${base}/mcp`, transport: "streamable-http" }) });
 
     const tools = await open.listTools("echo");
-    expect(tools.map((tool) => tool.name).sort()).toEqual(["add", "big", "echo", "fail", "sleep", "whoami"]);
+    expect(tools.map((tool) => tool.name).sort()).toEqual(["add", "big", "echo", "erase", "fail", "sleep", "whoami"]);
     const result = await open.callTool("echo", "echo", { text: "hello" });
     expect(firstText(result)).toBe("hello");
     const sum = await open.callTool("echo", "add", { a: 2, b: 3 });

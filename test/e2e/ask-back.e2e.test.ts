@@ -53,7 +53,7 @@ describe("ask-back end to end", () => {
       try {
         const [tool] = await client.listTools();
         const properties = (tool?.inputSchema as { properties?: object } | undefined)?.properties ?? {};
-        expect(Object.keys(properties).sort()).toEqual(["answer", "query", "thread"]);
+        expect(Object.keys(properties).sort()).toEqual(["answer", "approve", "query", "thread"]);
 
         const asked = await client.callTool("asking_expert", { query: `deploy plan ${kind}` });
         expect(asked.isError ?? false).toBe(false);
@@ -71,7 +71,7 @@ describe("ask-back end to end", () => {
         expect(resultText(answered)).toContain(`lookup:${`deploy plan ${kind}`.slice(-12)}`);
         expect(resultText(answered)).toContain(`region-eu-${kind}`);
         const resumedRequest = fake.requests[requestsBefore];
-        expect(resumedRequest && offeredToolNames(resumedRequest).sort()).toEqual(["ask_orchestrator", "fx__echo"]);
+        expect(resumedRequest && offeredToolNames(resumedRequest).sort()).toEqual(["ask_orchestrator", "ask_user", "fx__echo"]);
       } finally {
         await client.close();
       }

@@ -30,7 +30,8 @@ describe("expert tools over MCP", () => {
         // 2026-07-28 list results say how long to cache them, so clients re-list after a catalog change.
         if (era === "2026") expect(listed).toMatchObject({ ttlMs: 60_000 });
         const schema = tools[0]?.inputSchema as { properties: Record<string, unknown>; required: string[] };
-        expect(Object.keys(schema.properties).sort()).toEqual(["query", "thread"]);
+        // `approve` too: the default policy puts tools annotated destructiveHint behind approval.
+        expect(Object.keys(schema.properties).sort()).toEqual(["approve", "query", "thread"]);
         expect(schema.required).toEqual(["query"]);
       });
 

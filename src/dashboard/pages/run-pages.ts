@@ -121,6 +121,7 @@ ${step.toolCalls.map((call) => toolCallBlock(call))}</li>`;
 
 function toolCallBlock(call: ToolCallRecord) {
   return html`<section class="call" aria-label="Tool call ${call.name}"><h4>Tool call <code>${call.name}</code> ${outcomeBadge(call.status)} <span class="muted">${call.elapsedMs} ms, ${call.bytes} bytes</span></h4>
+${call.decision ? html`<p>Decision: ${call.decision.outcome} by the ${call.decision.by}</p>` : ""}
 ${call.args === undefined ? "" : html`<p class="muted">Arguments</p><pre>${call.args}</pre>`}
 ${call.result === undefined ? "" : html`<p class="muted">Result (excerpt)</p><pre>${call.result}</pre>`}
 ${call.error ? html`<p class="error">${call.error}</p>` : ""}</section>`;

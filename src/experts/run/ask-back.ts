@@ -1,7 +1,8 @@
 import { tool, type ModelMessage, type Tool, type ToolResultPart } from "ai";
 import { z } from "zod";
 import type { Budget } from "../../catalog/catalog-schema";
-import type { ExpertRunResult, RunUsage } from "./expert-types";
+import type { ExpertRunResult, PausedQuestion, RunUsage, UserPrompter } from "./expert-types";
+import { askWithTimeout } from "../tools/tool-approval";
 import type { BudgetUsed, PausedRun } from "./paused-run";
 import type { RunRecorder } from "./run-recorder";
 
@@ -22,35 +23,110 @@ export function askOrchestratorTool(): Tool {
   });
 }
 
-export interface PendingQuestion {
-  question: string;
-  callIds: string[];
+/**
+ * The built-in tool for a question only the human user can answer. With a client that can be
+ * asked mid-call (elicitation), its execute shows the question to the user and returns the
+ * answer (or why there is none); without one it has no execute and pauses the run exactly like
+ * ask_orchestrator, the question marked for the user so the orchestrator can relay it.
+ */
+export const ASK_USER = "ask_user";
+
+export function askUserTool(askUser: UserPrompter | undefined, timeoutMs: number, recorder: RunRecorder): Tool {
+  const description =
+    "Ask the human user one question when only they can answer it (a preference, a confirmation, a fact they hold). Your run waits for their answer, which is this tool's result.";
+  if (!askUser) return tool({ description, inputSchema: questionSchema });
+  return tool({
+    description,
+    inputSchema: questionSchema,
+    execute: async ({ question }, { toolCallId, abortSignal }) => {
+      const started = Date.now();
+      const reply = await askWithTimeout(() => askUser({ kind: "question", message: question }), timeoutMs, abortSignal);
+      const answered = reply.action === "accept" && typeof reply.answer === "string";
+      const text = answered ? (reply.answer ?? "") : unansweredText(reply.action, timeoutMs);
+      recorder.recordCall({
+        toolCallId,
+        name: ASK_USER,
+        status: answered ? "ok" : "declined",
+        bytes: 0,
+        elapsedMs: Date.now() - started,
+        args: JSON.stringify({ question }).slice(0, 2_000),
+        result: text.slice(0, 1_000),
+        decision: {
+          outcome: answered ? "answered" : reply.action === "timeout" ? "timed_out" : reply.action === "accept" ? "declined" : outcomeOf(reply.action),
+          by: "user",
+        },
+      });
+      return text;
+    },
+  });
+}
+
+/** The model reads why the user gave no answer. */
+export function unansweredText(action: string, timeoutMs: number): string {
+  if (action === "timeout") return `The user did not answer within ${Math.round(timeoutMs / 1000)} s. Go on without the answer.`;
+  if (action === "cancel") return "The user dismissed the question without answering. Go on without the answer.";
+  if (action === "failed") return "The question could not be shown to the user. Go on without the answer.";
+  return "The user declined to answer. Go on without the answer.";
+}
+
+function outcomeOf(action: string): "declined" | "cancelled" | "failed" {
+  return action === "cancel" ? "cancelled" : action === "failed" ? "failed" : "declined";
 }
 
 /**
- * The ask_orchestrator calls the loop left unanswered in the run's last step, if any. Marks them
- * asked in the step record (the recorder saw them as never executed).
+ * Why the loop stopped with calls unanswered in the run's last step, if it did: downstream calls
+ * awaiting approval (they pause the run first; a question asked beside them is answered "not
+ * sent" on resume), else ask_orchestrator / ask_user questions. Marks those calls in the step
+ * record (the recorder saw them as never executed).
  */
-export function pendingQuestion(recorder: RunRecorder): PendingQuestion | undefined {
+export function pendingQuestion(recorder: RunRecorder, gated: ReadonlyMap<string, { server: string; tool: string }> = new Map()): PausedQuestion | undefined {
   const last = recorder.responseMessages.findLast((message) => message.role === "assistant");
   if (!last || typeof last.content === "string") return undefined;
-  const asks = last.content.flatMap((part) => (part.type === "tool-call" && part.toolName === ASK_ORCHESTRATOR ? [part] : []));
   const answered = new Set(
     recorder.responseMessages.flatMap((message) =>
       message.role === "tool" ? message.content.map((part) => ("toolCallId" in part ? part.toolCallId : "")) : [],
     ),
   );
-  const pending = asks.filter((part) => !answered.has(part.toolCallId));
-  const first = pending[0];
-  if (!first) return undefined;
-  const parsed = questionSchema.safeParse(first.input);
-  for (const call of recorder.steps.at(-1)?.toolCalls ?? []) {
-    if (pending.some((part) => part.toolCallId === call.toolCallId)) {
+  const unanswered = last.content.flatMap((part) => (part.type === "tool-call" && !answered.has(part.toolCallId) ? [part] : []));
+  const asks = unanswered.filter((part) => part.toolName === ASK_ORCHESTRATOR || part.toolName === ASK_USER);
+  const approvals = unanswered.flatMap((part) => {
+    const target = gated.get(part.toolName);
+    return target ? [{ toolCallId: part.toolCallId, name: part.toolName, server: target.server, tool: target.tool, input: part.input }] : [];
+  });
+  const first = asks[0];
+  if (approvals.length === 0 && !first) return undefined;
+  const stepCalls = recorder.steps.at(-1)?.toolCalls ?? [];
+  for (const call of stepCalls) {
+    if (approvals.some((approval) => approval.toolCallId === call.toolCallId)) {
+      call.status = "awaiting_approval";
+      call.error = "waiting for the orchestrator to approve or decline this call";
+    } else if (asks.some((part) => part.toolCallId === call.toolCallId)) {
       call.status = "ok";
       delete call.error;
     }
   }
-  return { question: parsed.success ? parsed.data.question : String(first.input), callIds: pending.map((part) => part.toolCallId) };
+  const callIds = asks.map((part) => part.toolCallId);
+  if (approvals.length > 0) return { kind: "approval", question: approvalQuestion(approvals), callIds, approvals };
+  const parsed = questionSchema.safeParse(first?.input);
+  return {
+    kind: first?.toolName === ASK_USER ? "user" : "orchestrator",
+    question: parsed.success ? parsed.data.question : String(first?.input),
+    callIds,
+  };
+}
+
+function approvalQuestion(approvals: ReadonlyArray<{ name: string; input: unknown }>): string {
+  const lines = approvals.map((approval) => `- ${approval.name} ${safeJson(approval.input)}`);
+  return `Approval needed: the expert wants to run ${approvals.length === 1 ? "this call" : "these calls"}:\n${lines.join("\n")}`;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    const text = JSON.stringify(value) ?? "null";
+    return text.length > 2_000 ? `${text.slice(0, 2_000)}…` : text;
+  } catch {
+    return "[not serialisable]";
+  }
 }
 
 /**
@@ -62,12 +138,25 @@ export function resumedTurns(paused: PausedRun, answer: string): ModelMessage[] 
   const results: ToolResultPart[] = paused.askCallIds.map((toolCallId, index) => ({
     type: "tool-result",
     toolCallId,
-    toolName: ASK_ORCHESTRATOR,
+    toolName: askToolName(paused.turns, toolCallId),
     output: { type: "text", value: index === 0 ? answer : "Not sent: ask one question at a time." },
   }));
-  const turns = [...paused.turns];
+  return withToolResults(paused.turns, results);
+}
+
+/** The name of the question tool a call id belongs to (ask_orchestrator or ask_user). */
+export function askToolName(turns: readonly ModelMessage[], toolCallId: string): string {
+  for (const turn of turns) {
+    if (turn.role !== "assistant" || typeof turn.content === "string") continue;
+    const part = turn.content.find((candidate) => candidate.type === "tool-call" && candidate.toolCallId === toolCallId);
+    if (part?.type === "tool-call") return part.toolName;
+  }
+  return ASK_ORCHESTRATOR;
+}
+
+/** Results of downstream calls made in the same step are already in a tool turn: join it. */
+export function withToolResults(turns: readonly ModelMessage[], results: ToolResultPart[]): ModelMessage[] {
   const last = turns.at(-1);
-  // Results of downstream calls made in the same step are already in a tool turn: join it.
   if (last?.role === "tool") return [...turns.slice(0, -1), { role: "tool", content: [...last.content, ...results] }];
   return [...turns, { role: "tool", content: results }];
 }

@@ -35,9 +35,11 @@ export interface ToolCallRecord {
   name: string;
   /**
    * `truncated` is an ok call whose result was cut to max_tool_result_bytes; `withheld` a tool
-   * whose definition changed since it was pinned; `cancelled` a call the run's abort cut short.
+   * whose definition changed since it was pinned; `cancelled` a call the run's abort cut short;
+   * `declined` a call that needed approval and did not get it (never executed); `awaiting_approval`
+   * a call the run paused on until the orchestrator approves or declines it.
    */
-  status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled";
+  status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled" | "declined" | "awaiting_approval";
   bytes: number;
   elapsedMs: number;
   error?: string;
@@ -47,6 +49,48 @@ export interface ToolCallRecord {
   /** The arguments as JSON and the start of the result: raw while the run goes on, redacted and cut when stored. */
   args?: string;
   result?: string;
+  /** For a call that needed approval, and an `ask_user` question: what was decided, and by whom. */
+  decision?: UserDecision;
+}
+
+/** How a question or approval put to the user (or, without elicitation, the orchestrator) ended. */
+export interface UserDecision {
+  outcome: "approved" | "answered" | "declined" | "cancelled" | "timed_out" | "failed";
+  by: "user" | "orchestrator";
+}
+
+/** What the runner asks the human through their MCP client (form-mode elicitation). */
+export type UserPrompt = { kind: "approval"; message: string; server: string; tool: string; arguments: string } | { kind: "question"; message: string };
+
+/** The human's reply; `approve` for an approval, `answer` for a question. */
+export type UserReply = { action: "accept"; approve?: boolean; answer?: string } | { action: "decline" } | { action: "cancel" };
+
+/**
+ * Asks the human mid-call. The MCP surface passes it over Durable Object RPC only when the
+ * client declared elicitation on a connection that can carry a server-to-client request.
+ */
+export type UserPrompter = (prompt: UserPrompt) => Promise<UserReply>;
+
+/** A downstream call the run paused on for approval (durable: stored with the paused run). */
+export interface PendingApproval {
+  toolCallId: string;
+  /** The model-facing `server__tool` name. */
+  name: string;
+  server: string;
+  tool: string;
+  input: unknown;
+}
+
+/** What a resumed run continues from after its pending approvals were decided. */
+export interface ApprovalResume {
+  turns: ModelMessage[];
+  approvals: PendingApproval[];
+  /** Questions asked in the same step, answered as not sent. */
+  askCallIds: string[];
+  approve: boolean;
+  by: UserDecision["by"];
+  /** A refusal that came as a dismissed form rather than a "no". */
+  refusal?: "declined" | "cancelled";
 }
 
 /** The model call behind one step, for the run's trace. */
@@ -92,6 +136,10 @@ export interface ExpertRunInput {
   tools: ToolSource;
   signal?: AbortSignal;
   onStep?: (progress: StepProgress) => void;
+  /** Asks the human mid-call (approvals, ask_user); without it such a run pauses instead. */
+  askUser?: UserPrompter;
+  /** For a run paused on approvals: the turns and the decision it resumes with. */
+  approvalResume?: ApprovalResume;
 }
 
 export interface ExpertRunResult {
@@ -110,5 +158,18 @@ export interface ExpertRunResult {
   /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
   unfinishedToolCalls?: ToolCallRecord[];
   /** Set when outcome is "paused": the question, and the calls its answer resumes. */
-  question?: { question: string; callIds: string[] };
+  question?: PausedQuestion;
+  /** Calls decided when a paused run resumed (approved and run, or declined), for the trace. */
+  decidedCalls?: ToolCallRecord[];
+}
+
+/**
+ * Why a run paused: a question for the orchestrator (`ask_orchestrator`), one for the user
+ * (`ask_user` without a way to reach them), or downstream calls awaiting approval.
+ */
+export interface PausedQuestion {
+  question: string;
+  callIds: string[];
+  kind?: "orchestrator" | "user" | "approval";
+  approvals?: PendingApproval[];
 }

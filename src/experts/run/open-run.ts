@@ -51,7 +51,12 @@ export function openRun(input: ExpertRunInput) {
     /** The expert's whitelisted tools, once loaded (undefined if loading failed or was cut short). */
     toolset: (): ExpertToolset | undefined => toolset,
     async loadToolset(): Promise<ExpertToolset> {
-      const ctx = { source: input.tools, budget, recorder };
+      const approval = {
+        ...(input.askUser ? { askUser: input.askUser } : {}),
+        timeoutMs: input.expert.user_input_timeout_ms,
+        canPause: input.expert.mode === "synthesize",
+      };
+      const ctx = { source: input.tools, budget, recorder, approval };
       toolset = await raceWithSignal(buildExpertToolset(input.expert, input.toolPolicy, ctx, signals.signal), signals.signal);
       return toolset;
     },

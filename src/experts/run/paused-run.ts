@@ -13,7 +13,7 @@ export const budgetUsedSchema = z
 export type BudgetUsed = z.output<typeof budgetUsedSchema>;
 
 /**
- * The durable subset of a run paused on an `ask_orchestrator` call, stored in the session's
+ * The durable subset of a run paused on a question or on calls awaiting approval, stored in the session's
  * SQLite until it is answered or expires. Data only: the turns since the thread's history (the
  * user turn, the model's steps, the tool results it read, already truncated as the model saw
  * them), the calls awaiting the answer, and the budget used. Nothing live is kept (model, MCP
@@ -27,8 +27,16 @@ export const pausedRunSchema = z
     runId: z.string().min(1),
     expert: z.string().min(1),
     question: z.string(),
-    /** The ask_orchestrator calls of the paused step; the first one gets the answer. */
-    askCallIds: z.array(z.string().min(1)).min(1),
+    /** The ask_orchestrator / ask_user calls of the paused step; the first one gets the answer. */
+    askCallIds: z.array(z.string().min(1)),
+    /** What it waits for: the orchestrator's answer (default), the user's answer, or approvals. */
+    kind: z.enum(["orchestrator", "user", "approval"]).optional(),
+    /** For kind "approval": the downstream calls awaiting approval, run or refused on resume. */
+    approvals: z
+      .array(
+        z.object({ toolCallId: z.string().min(1), name: z.string().min(1), server: z.string().min(1), tool: z.string().min(1), input: z.unknown() }).strict(),
+      )
+      .optional(),
     turns: z.array(modelMessageSchema).min(1),
     used: budgetUsedSchema,
     pausedAt: z.number(),

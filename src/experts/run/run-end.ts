@@ -6,7 +6,7 @@ import { describeModelError } from "../models/describe-model-error";
 import type { TrackedModel } from "../models/model-fault-tracker";
 import { ModelRetryStoppedError } from "../models/model-retry";
 import type { RunSignals } from "./abort";
-import type { BudgetKind, ExpertRunResult, JsonObject, RunOutcome } from "./expert-types";
+import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome } from "./expert-types";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
 
@@ -25,7 +25,7 @@ export interface RunEnd {
   /** The answer as a value, for an expert with an `output_schema`; `text` is then its JSON. */
   structured?: JsonObject;
   /** A paused run's question (outcome "paused"). */
-  question?: { question: string; callIds: string[] };
+  question?: PausedQuestion;
   /** The user turn of this run; the thread keeps it with the model's turns unless the run failed. */
   userMessage: ModelMessage;
   notes: string[];
@@ -50,6 +50,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
     },
     steps: recorder.steps,
     ...unfinished(recorder),
+    ...(recorder.decidedCalls().length > 0 ? { decidedCalls: recorder.decidedCalls() } : {}),
     ...(end.structured ? { structured: end.structured } : {}),
     ...(end.question ? { question: end.question } : {}),
     ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),

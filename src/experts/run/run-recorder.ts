@@ -1,6 +1,6 @@
 import { NoSuchToolError } from "ai";
 import type { ModelMessage, StepResult, ToolSet } from "ai";
-import type { StepRecord, ToolCallRecord } from "./expert-types";
+import type { StepRecord, ToolCallRecord, UserDecision } from "./expert-types";
 
 /** A call's record plus the text the model saw, kept for the budget-exhausted summary. */
 interface CallEntry {
@@ -16,6 +16,8 @@ export class RunRecorder {
   readonly steps: StepRecord[] = [];
   readonly responseMessages: ModelMessage[] = [];
   private readonly calls = new Map<string, CallEntry>();
+  /** Calls of an earlier (paused) step decided when this run resumed: not part of any step of this run. */
+  private readonly decided = new Set<string>();
   inputTokens = 0;
   outputTokens = 0;
   downstreamBytesRead = 0;
@@ -27,6 +29,24 @@ export class RunRecorder {
 
   recordCall(record: ToolCallRecord, modelText?: string): void {
     this.calls.set(record.toolCallId, { record, ...(modelText === undefined ? {} : { modelText }) });
+  }
+
+  /** Adds the approval or answer decision to a call already recorded. */
+  markDecision(toolCallId: string, decision: UserDecision): void {
+    const entry = this.calls.get(toolCallId);
+    if (entry) entry.record.decision = decision;
+  }
+
+  /** Marks a call as decided on resume (see `decided`). */
+  markDecided(toolCallId: string): void {
+    this.decided.add(toolCallId);
+  }
+
+  decidedCalls(): ToolCallRecord[] {
+    return [...this.decided].flatMap((id) => {
+      const entry = this.calls.get(id);
+      return entry ? [entry.record] : [];
+    });
   }
 
   recordStep(step: StepResult<ToolSet>): StepRecord {
@@ -78,7 +98,7 @@ export class RunRecorder {
   /** Calls no finished step lists: the ones a cancel or the run's clock cut off mid-step. */
   unfinishedCalls(): ToolCallRecord[] {
     const inSteps = new Set(this.steps.flatMap((step) => step.toolCalls.map((call) => call.toolCallId)));
-    return this.allCalls().filter((call) => !inSteps.has(call.toolCallId));
+    return this.allCalls().filter((call) => !inSteps.has(call.toolCallId) && !this.decided.has(call.toolCallId));
   }
 
   refusedCount(): number {

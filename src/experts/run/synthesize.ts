@@ -1,7 +1,8 @@
 import { generateText, isStepCount, type ToolSet } from "ai";
 import { raceWithSignal } from "./abort";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
-import { ASK_ORCHESTRATOR, askOrchestratorTool, pendingQuestion, withOpeningTurns } from "./ask-back";
+import { ASK_ORCHESTRATOR, ASK_USER, askOrchestratorTool, askUserTool, pendingQuestion, withOpeningTurns } from "./ask-back";
+import { approvedTurns } from "./approval-resume";
 import { composeAnswer, interruptedRunEnd } from "./run-end";
 import { MODEL_MAX_RETRIES, openRun } from "./open-run";
 import defaultSystemPrompt from "./prompts/default-system-prompt.md";
@@ -24,7 +25,8 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
   const limits = expert.budget;
   const run = openRun(input);
   const { signals, budget, recorder, userMessage, tracked, model } = run;
-  const end: typeof run.end = (fields) => withOpeningTurns(run.end(fields), input.resume);
+  let opening = input.resume;
+  const end: typeof run.end = (fields) => withOpeningTurns(run.end(fields), opening);
   const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
 
   try {
@@ -32,11 +34,15 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
     const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
     const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
     let currentStep = 0;
-    const askBack: ToolSet = expert.ask_back ? { [ASK_ORCHESTRATOR]: askOrchestratorTool() } : {};
+    const askBack: ToolSet = expert.ask_back
+      ? { [ASK_ORCHESTRATOR]: askOrchestratorTool(), [ASK_USER]: askUserTool(input.askUser, expert.user_input_timeout_ms, recorder) }
+      : {};
+    // A run paused on approvals: the decided calls run (or are refused) before the model's next step.
+    if (input.approvalResume) opening = await raceWithSignal(approvedTurns(input.approvalResume, tools.ungated, recorder, signals.signal), signals.signal);
     const loop = generateText({
       model,
       instructions,
-      messages: [...(input.history ?? []), ...(input.resume ?? [userMessage])],
+      messages: [...(input.history ?? []), ...(opening ?? [userMessage])],
       tools: { ...tools.tools, ...askBack },
       stopWhen: [isStepCount(limits.max_steps), () => budget.mustStop() || recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS],
       maxOutputTokens: budget.remainingOutputTokens(),
@@ -74,7 +80,7 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
     const error = new MalformedToolArgumentsError(expert.name, recorder.invalidInputs, [...new Set(recorder.invalidInputTools)]);
     return end({ outcome: "error", text: error.toolMessage, error });
   }
-  const asked = expert.ask_back ? pendingQuestion(recorder) : undefined;
+  const asked = pendingQuestion(recorder, run.toolset()?.gated);
   if (asked) return end({ outcome: "paused", text: asked.question, question: asked });
   const exhausted = budget.exhaustedBy(recorder.steps.at(-1)?.finishReason, recorder.steps.length);
   const outcome = exhausted ? "budget_exhausted" : "ok";

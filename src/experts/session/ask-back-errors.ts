@@ -42,3 +42,33 @@ export class QuestionPendingError extends SlipsnisseError {
     super(`Expert "${expert}" is waiting for an answer on thread ${threadId} to its question: ${question}`);
   }
 }
+
+/** A follow-up or an `answer` on a thread whose run waits for a call to be approved. */
+export class ApprovalPendingError extends SlipsnisseError {
+  readonly kind = "approval-pending";
+  readonly fix = "Reply with this thread and `approve: true` to run the call, or `approve: false` to refuse it; or start a new conversation without `thread`.";
+  constructor(
+    readonly expert: string,
+    readonly threadId: string,
+    readonly question: string,
+  ) {
+    super(`Expert "${expert}" is waiting on thread ${threadId} for a call to be approved. ${question}`);
+  }
+}
+
+/** An `approve` that decides nothing: no thread given, or the thread's run waits for no approval. */
+export class NoPendingApprovalError extends SlipsnisseError {
+  readonly kind = "no-pending-approval";
+  readonly fix: string;
+  constructor(
+    readonly expert: string,
+    readonly threadId?: string,
+  ) {
+    super(
+      threadId === undefined
+        ? `\`approve\` for expert "${expert}" needs the \`thread\` of the call it approves.`
+        : `Thread ${threadId} of expert "${expert}" has no call waiting for approval.`,
+    );
+    this.fix = 'Pass `approve` only with the thread of an "approval needed" answer; a question is answered with `answer`.';
+  }
+}

@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
+export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
 export interface ExpertCallRequest {
@@ -13,6 +14,12 @@ export interface ExpertCallRequest {
   thread?: string;
   /** The orchestrator's reply to the question the expert asked on `thread`: resumes that run. */
   answer?: string;
+  /** The decision on the calls a paused run waits to have approved: resumes that run. */
+  approve?: boolean;
+  /** Who decided `answer`/`approve`: the user through their client (2026-07-28 input_required), or the orchestrator (default). */
+  decidedBy?: "user" | "orchestrator";
+  /** How the user's refusal came (a retried 2026-07-28 call): declined, or the form dismissed. */
+  refusal?: "declined" | "cancelled";
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;
@@ -40,8 +47,11 @@ export interface ExpertCallResult {
   structured?: JsonObject;
   /** The conversation's handle; absent when the run had none (a refused continuation, an unknown expert). */
   thread?: string;
-  /** Set when outcome is "paused": the expert asks this and waits until `expiresAt` (epoch ms). */
-  question?: { text: string; expiresAt: number };
+  /**
+   * Set when outcome is "paused": the expert asks this and waits until `expiresAt` (epoch ms).
+   * `kind` says who should answer (`user`: only the human can) or that calls wait for approval.
+   */
+  question?: PausedAnswer;
   usage: RunUsage;
   /** The W3C trace id the run's downstream and model requests carried. */
   traceId?: string;
@@ -49,3 +59,12 @@ export interface ExpertCallResult {
 
 /** Called by the session once per step; an RPC stub of a function when it crosses the DO boundary. */
 export type ProgressReporter = (progress: StepProgress) => void | Promise<void>;
+
+/** A paused run's question as the MCP surface shows it. */
+export interface PausedAnswer {
+  text: string;
+  expiresAt: number;
+  kind: "orchestrator" | "user" | "approval";
+  /** For kind "approval": each call waiting, its arguments as JSON text. */
+  approvals?: Array<{ name: string; server: string; tool: string; input: string }>;
+}

@@ -7,12 +7,12 @@ import { redactDeep } from "../../downstream/secret-headers";
 import type { ConnectionState } from "../../downstream/downstream-types";
 import { logAfterReply } from "../../observability/log-after-reply";
 import { log } from "../../observability/logger";
-import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter } from "./expert-call";
+import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter, UserPrompter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
 import { resolveModel } from "../models/model-registry";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
-import { remainingBudget, resumedTurns } from "../run/ask-back";
+import { resumeInput } from "./resume-input";
 import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";
 import { failedRun } from "../run/run-end";
@@ -55,7 +55,11 @@ export class ExpertSession extends DurableObject<Env> {
     );
   }
 
-  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter): Promise<ExpertCallResult> {
+  /**
+   * `askUser`, when the MCP surface can reach the client's user mid-call (elicitation), is
+   * called for approvals and ask_user questions; without it such a run pauses instead.
+   */
+  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
     const startedAt = Date.now();
     const skill = await loadSkill(this.env, request.skill);
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
@@ -104,11 +108,11 @@ export class ExpertSession extends DurableObject<Env> {
     try {
       if (refusedThread) throw refusedThread;
       // A reply resumes the paused run with the budget it had left (ask-back.ts).
-      resumed = this.paused.take(expert.name, request.thread, request.answer, startedAt);
+      resumed = this.paused.take(expert.name, request.thread, request, startedAt);
       const model = trace.model(await resolveModel(expert, this.env));
       result = await runExpert({
-        expert: resumed ? { ...expert, budget: remainingBudget(expert.budget, resumed.used) } : expert,
-        ...(resumed && request.answer !== undefined ? { resume: resumedTurns(resumed, request.answer) } : {}),
+        ...resumeInput(expert, resumed, request),
+        ...(askUser ? { askUser } : {}),
         toolPolicy: skill.config.tool_policy,
         args: request.args,
         history,

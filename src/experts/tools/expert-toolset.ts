@@ -6,6 +6,7 @@ import { ExpertToolsUnavailableError } from "./tool-errors";
 import { downstreamTool } from "./tool-adapter";
 import type { ToolAdapterContext } from "./tool-adapter";
 import { globToRegExp, isToolAllowed, modelSafeToolName, namespacedToolName } from "./tool-names";
+import { gatedTool, requiresApproval } from "./tool-approval";
 
 export interface ExpertToolset {
   tools: ToolSet;
@@ -15,6 +16,10 @@ export interface ExpertToolset {
   notes: string[];
   /** Servers whose tools were left out because listing them failed. */
   failedServers: Array<{ serverId: string; reason: string }>;
+  /** Tools that need approval before a call runs, by model-facing name, with their server and tool. */
+  gated: Map<string, { server: string; tool: string }>;
+  /** Every tool ungated (as the adapter runs it): what a resumed run executes once a call is approved. */
+  ungated: ToolSet;
 }
 
 /**
@@ -25,7 +30,7 @@ export interface ExpertToolset {
 export async function buildExpertToolset(expert: ExpertConfig, policy: ToolPolicy, ctx: ToolAdapterContext, signal: AbortSignal): Promise<ExpertToolset> {
   const servers = Object.entries(expert.internal_tools);
   const listings = await Promise.allSettled(servers.map(([serverId]) => ctx.source.listTools(serverId, { signal })));
-  const toolset: ExpertToolset = { tools: {}, names: [], notes: [], failedServers: [] };
+  const toolset: ExpertToolset = { tools: {}, names: [], notes: [], failedServers: [], gated: new Map(), ungated: {} };
   const taken = new Set<string>();
 
   servers.forEach(([serverId, whitelist], i) => {
@@ -44,7 +49,14 @@ export async function buildExpertToolset(expert: ExpertConfig, policy: ToolPolic
         continue;
       }
       const exposed = modelSafeToolName(name, taken);
-      toolset.tools[exposed] = downstreamTool(ctx, serverId, tool, exposed);
+      const adapted = downstreamTool(ctx, serverId, tool, exposed);
+      toolset.ungated[exposed] = adapted;
+      if (ctx.approval && requiresApproval(name, tool, policy)) {
+        toolset.gated.set(exposed, { server: serverId, tool: tool.name });
+        toolset.tools[exposed] = gatedTool(adapted, { recorder: ctx.recorder, server: serverId, tool: tool.name, exposedName: exposed }, ctx.approval);
+      } else {
+        toolset.tools[exposed] = adapted;
+      }
       toolset.names.push(exposed);
     }
   });

@@ -11,12 +11,15 @@ import type { RunBudget } from "../run/run-budget";
 import type { RunRecorder } from "../run/run-recorder";
 import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "./tool-errors";
 import { toolInputSchema } from "./tool-input-schema";
+import type { ApprovalContext } from "./tool-approval";
 import { rawPreview, TRACE_BOUNDS } from "../trace/trace-excerpt";
 
 export interface ToolAdapterContext {
   source: ToolSource;
   budget: RunBudget;
   recorder: RunRecorder;
+  /** How calls that need approval are put to the user; without it no call is gated (tests of the adapter alone). */
+  approval?: ApprovalContext;
 }
 
 /**

@@ -38,3 +38,28 @@ export class DownstreamToolReportedError extends SlipsnisseError {
     super(`${toolName} reported an error: ${detail}`);
   }
 }
+
+/** Sent to the model (as a tool error) for a call that needed approval and did not get it; the run goes on. */
+export class ToolCallDeclinedError extends SlipsnisseError {
+  readonly kind = "tool-call-declined";
+  readonly fix = "Do not call it again in this run: go on without it, or say in your answer what you could not do.";
+  constructor(
+    readonly toolName: string,
+    readonly reason: string,
+  ) {
+    super(`Not executed: ${toolName} needed approval and ${reason}.`);
+  }
+}
+
+/**
+ * A route expert's chosen call needs approval, and the client cannot ask its user mid-call: a
+ * route run makes one model call and cannot pause for the orchestrator's approval.
+ */
+export class ApprovalUnavailableError extends SlipsnisseError {
+  readonly kind = "approval-unavailable";
+  readonly fix =
+    "Use an MCP client that supports elicitation (form mode), so the user can approve the call, or ask an admin to give the skill an expert in synthesize mode for it.";
+  constructor(readonly toolName: string) {
+    super(`${toolName} needs the user's approval, and this client cannot ask the user during the call.`);
+  }
+}

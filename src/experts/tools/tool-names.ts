@@ -38,7 +38,7 @@ export function matchesAny(name: string, patterns: readonly string[]): boolean {
 }
 
 /** The skill's policy over a namespaced tool name; a blocked pattern wins over any allow. */
-export function isToolAllowed(namespacedName: string, policy: ToolPolicy): boolean {
+export function isToolAllowed(namespacedName: string, policy: Pick<ToolPolicy, "allowed" | "blocked">): boolean {
   if (matchesAny(namespacedName, policy.blocked)) return false;
   return matchesAny(namespacedName, policy.allowed);
 }

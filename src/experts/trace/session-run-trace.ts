@@ -108,7 +108,7 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
 export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): Pick<ExpertRunResult, "steps" | "error"> & { end: RunEndTrace } {
   return {
     ...(result.error ? { error: { ...result.error, message: trace.redact(result.error.message) } } : {}),
-    steps: tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact),
+    steps: withDecidedStep(result, tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact), trace.redact),
     end: {
       notes: (result.notes ?? []).map(trace.redact),
       answer: excerpt(result.text, trace.redact, TRACE_BOUNDS.answer),
@@ -121,4 +121,16 @@ function withUnfinishedStep(result: ExpertRunResult): StepRecord[] {
   const calls = result.unfinishedToolCalls ?? [];
   if (calls.length === 0) return result.steps;
   return [...result.steps, { index: result.steps.length, finishReason: "interrupted", inputTokens: 0, outputTokens: 0, text: "", toolCalls: calls }];
+}
+
+/**
+ * A resumed run's decisions on the calls its paused step left waiting (approved and run, or
+ * declined) come first, as a step of their own, "approval", with no model call: the trace shows
+ * each decision before the steps it led to. Indexes are renumbered after the retries were matched.
+ */
+function withDecidedStep(result: ExpertRunResult, traced: StepRecord[], redact: Redact): StepRecord[] {
+  const decided = result.decidedCalls ?? [];
+  if (decided.length === 0) return traced;
+  const [step] = tracedSteps([{ index: 0, finishReason: "approval", inputTokens: 0, outputTokens: 0, text: "", toolCalls: decided }], [], redact);
+  return [...(step ? [step] : []), ...traced].map((entry, index) => ({ ...entry, index }));
 }

@@ -2,6 +2,7 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@mode
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 
 export { runInspectorCli } from "./inspector-cli";
@@ -67,16 +68,23 @@ export interface ConnectOptions {
   headers?: Record<string, string>;
   /** Per-request timeout (ms); the SDKs default to 60 s. */
   timeoutMs?: number;
+  /** Declares form elicitation and answers every `elicitation/create` with this (the "user"). */
+  elicit?: (message: string) => ElicitReply | Promise<ElicitReply>;
 }
 
-function v2Options(kind: McpClientKind): ConstructorParameters<typeof Client>[1] {
-  if (kind === "v2-2026") return { versionNegotiation: { mode: { pin: "2026-07-28" } } };
-  if (kind === "v2-2025-06-18") return { supportedProtocolVersions: ["2025-06-18"] };
-  return {};
+export type ElicitReply = { action: "accept"; content: Record<string, string | number | boolean> } | { action: "decline" } | { action: "cancel" };
+
+function v2Options(kind: McpClientKind, elicit: boolean): ConstructorParameters<typeof Client>[1] {
+  const capabilities = elicit ? { capabilities: { elicitation: { form: {} } } } : {};
+  if (kind === "v2-2026") return { versionNegotiation: { mode: { pin: "2026-07-28" } }, ...capabilities };
+  if (kind === "v2-2025-06-18") return { supportedProtocolVersions: ["2025-06-18"], ...capabilities };
+  return capabilities;
 }
 
 async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
-  const client = new Client({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" }, v2Options(kind));
+  const client = new Client({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" }, v2Options(kind, options.elicit !== undefined));
+  const { elicit } = options;
+  if (elicit) client.setRequestHandler("elicitation/create", async (request) => elicit(request.params.message));
   const requestInit = { headers: options.headers ?? {} };
   const transport = kind === "v2-sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
   await client.connect(transport);
@@ -93,7 +101,9 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
 }
 
 async function connectV1(kind: McpClientKind, url: URL, options: ConnectOptions): Promise<McpTestClient> {
-  const client = new ClientV1({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" });
+  const { elicit } = options;
+  const client = new ClientV1({ name: `slipsnisse-e2e-${kind}`, version: "0.0.0" }, elicit ? { capabilities: { elicitation: {} } } : {});
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message));
   const requestInit = { headers: options.headers ?? {} };
   const transport = kind === "v1-sse" ? new SSEClientTransportV1(url, { requestInit }) : new StreamableHTTPClientTransportV1(url, { requestInit });
   await client.connect(transport);

@@ -53,7 +53,7 @@ describe("ask-back: an expert asks the orchestrator and resumes", () => {
     expect(paused).toMatchObject({ outcome: "paused", text: "Which major version do you run?", question: { text: "Which major version do you run?" } });
     expect(paused.thread).toMatch(/^th_/);
     expect(paused.usage.steps).toBe(1);
-    expect(before.doGenerateCalls[0]?.tools?.map((tool) => tool.name).sort()).toEqual(["ask_orchestrator", "echo__echo"]);
+    expect(before.doGenerateCalls[0]?.tools?.map((tool) => tool.name).sort()).toEqual(["ask_orchestrator", "ask_user", "echo__echo"]);
 
     // Resumed: step 1 of the 2 left may use tools, the last one may not; a fresh run would get 3.
     const after = models.play([{ calls: [{ name: "echo__echo", input: { text: "again" } }] }]);

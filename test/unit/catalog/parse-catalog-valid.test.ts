@@ -9,7 +9,7 @@ describe("parseCatalog accepts a valid catalog", () => {
     const skill = result.catalog.skills.default;
     expect(skill?.servers.docs?.transport).toBe("auto");
     expect(skill?.experts[0]?.budget.max_steps).toBe(8);
-    expect(skill?.tool_policy).toEqual({ allowed: ["*"], blocked: [] });
+    expect(skill?.tool_policy).toEqual({ allowed: ["*"], blocked: [], requires_approval: [], approve_destructive: true });
   });
 
   it("keeps a secret reference in a header as written, unresolved", () => {

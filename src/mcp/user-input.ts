@@ -1,0 +1,131 @@
+import {
+  inputRequired,
+  inputResponse,
+  type ClientCapabilities,
+  type ElicitRequestFormParams,
+  type InputRequiredResult,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { ExpertConfig } from "../catalog/catalog-schema";
+import { unansweredText } from "../experts/run/ask-back";
+import type { ExpertCallResult, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+
+/*
+ * How a run reaches the human behind the MCP client, decided per request from the client's
+ * declared capabilities and the protocol era (docs/platform-notes.md#elicitation):
+ * - "elicit": a 2025-era connection that declared form elicitation at `initialize` and keeps a
+ *   server for its whole life (legacy HTTP+SSE): the session calls back mid-call, and the
+ *   callback sends `elicitation/create` on the call's own connection.
+ * - "input-required": a 2026-07-28 request whose envelope declares elicitation. That era has no
+ *   server-to-client requests; the run pauses (the same durable pause as ask-back), the call
+ *   answers `input_required` with the elicitation embedded, and the client's retry, carrying the
+ *   user's reply, resumes the run. SDK clients do the round trip inside `callTool`.
+ * - "pause": everything else, including stateless 2025 Streamable HTTP: each POST reaches a
+ *   fresh server that never saw `initialize` (so knows no capabilities) and whose reply POST
+ *   would reach yet another one. The run pauses with a question or "approval needed" answer.
+ */
+export type UserChannel = { kind: "elicit"; askUser: UserPrompter } | { kind: "input-required" } | { kind: "pause" };
+
+/** Form mode: `elicitation: {}` (2025-06-18) or `elicitation: { form: {} }` (2025-11-25 and later). */
+export function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (elicitation === undefined || elicitation === null || typeof elicitation !== "object") return false;
+  const keys = Object.keys(elicitation);
+  return keys.length === 0 || "form" in elicitation;
+}
+
+export function userChannel(era: "legacy" | "modern", capabilities: ClientCapabilities | undefined, ctx: ServerContext, expert: ExpertConfig): UserChannel {
+  if (!supportsFormElicitation(capabilities)) return { kind: "pause" };
+  if (era === "modern") return { kind: "input-required" };
+  // The session applies the expert's timeout; the SDK's own is only a backstop a little later.
+  const timeout = expert.user_input_timeout_ms + 5_000;
+  const askUser: UserPrompter = async (prompt) => {
+    const result = await ctx.mcpReq.elicitInput({ mode: "form", message: prompt.message, requestedSchema: formOf(prompt) }, { timeout });
+    return replyOf(result);
+  };
+  return { kind: "elicit", askUser };
+}
+
+/** An approval is one boolean, so accepting with false is a clear "no"; a question one string. */
+function formOf(prompt: UserPrompt): ElicitRequestFormParams["requestedSchema"] {
+  if (prompt.kind === "approval") {
+    return {
+      type: "object",
+      properties: { approve: { type: "boolean", title: "Allow this call", description: "Run the tool call shown above." } },
+      required: ["approve"],
+    };
+  }
+  return { type: "object", properties: { answer: { type: "string", title: "Your answer" } }, required: ["answer"] };
+}
+
+/** The elicitation result as the runner reads it; content is the client's, so it is checked. */
+export function replyOf(result: { action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> }): UserReply {
+  if (result.action !== "accept") return { action: result.action };
+  const content = contentSchema.safeParse(result.content ?? {});
+  if (!content.success) return { action: "accept" };
+  return {
+    action: "accept",
+    ...(content.data.approve === undefined ? {} : { approve: content.data.approve }),
+    ...(content.data.answer === undefined ? {} : { answer: content.data.answer }),
+  };
+}
+
+const contentSchema = z.object({ approve: z.boolean().optional(), answer: z.string().max(20_000).optional() }).loose();
+
+/** The key of the one embedded request an input_required answer carries. */
+const INPUT_KEY = "slipsnisse_user_input";
+
+/**
+ * `requestState` round-trips through the client, so it is untrusted: it names only the thread,
+ * and the user's own session decides whether that thread has a run waiting for this kind of
+ * reply (a thread handle works only in the session that minted it). It grants nothing the
+ * orchestrator could not do by calling with `thread` and `approve`/`answer`.
+ */
+const requestStateSchema = z.object({ v: z.literal(1), thread: z.string().min(1).max(200), kind: z.enum(["user", "approval"]) }).strict();
+type RequestState = z.output<typeof requestStateSchema>;
+
+/** A paused run whose question or approval should go to the user as an `input_required` answer, if it is one. */
+export function inputRequiredFor(result: ExpertCallResult): InputRequiredResult | undefined {
+  const question = result.question;
+  if (result.outcome !== "paused" || !question || !result.thread || question.kind === "orchestrator") return undefined;
+  const state: RequestState = { v: 1, thread: result.thread, kind: question.kind };
+  const prompt: UserPrompt =
+    question.kind === "approval"
+      ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
+      : { kind: "question", message: question.text };
+  return inputRequired({
+    inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: prompt.message, requestedSchema: formOf(prompt) }) },
+    requestState: JSON.stringify(state),
+  });
+}
+
+function approvalPrompt(question: NonNullable<ExpertCallResult["question"]>): string {
+  const calls = (question.approvals ?? []).map((call) => `${call.name} with these arguments:\n${call.input}`);
+  return `The expert wants to call ${calls.join("\nand ")}\nAllow ${calls.length === 1 ? "this call" : "these calls"}?`;
+}
+
+/** What a retried 2026-07-28 call decides: the thread and the user's approval or answer; undefined when it is not a retry. */
+export function retriedReply(
+  ctx: ServerContext,
+  expert: ExpertConfig,
+): { thread: string; approve: boolean; refusal?: "declined" | "cancelled" } | { thread: string; answer: string } | undefined {
+  const raw = ctx.mcpReq.requestState();
+  if (typeof raw !== "string") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const state = requestStateSchema.safeParse(parsed);
+  if (!state.success) return undefined;
+  const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
+  const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
+  if (state.data.kind === "approval") {
+    const approve = reply.action === "accept" && reply.approve === true;
+    return { thread: state.data.thread, approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
+  }
+  if (reply.action === "accept" && reply.answer !== undefined) return { thread: state.data.thread, answer: reply.answer };
+  return { thread: state.data.thread, answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, expert.user_input_timeout_ms) };
+}

@@ -1,0 +1,155 @@
+import { env } from "cloudflare:test";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { replaceCatalog } from "../../src/catalog/catalog-service";
+import { DedupeInboundTransport } from "../../src/downstream/dedupe-inbound-transport";
+import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
+import { sessionStub } from "../../src/experts/session/session-name";
+import { META_QUESTION } from "../../src/mcp/expert-tool-result";
+import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
+import { scriptedModel } from "../support/workers/scripted-model";
+import { expertOf } from "../support/workers/session-helpers";
+import { textOf } from "./expert-test-setup";
+import { selfFetch } from "./mcp-test-client";
+
+const fixtures = inject("fixtureServers");
+const echo = taggedBase(fixtures.echo, "approvals-mcp");
+const skill = "approvals-mcp";
+
+type Reply = { action: "accept"; content: { approve: boolean } | { answer: string } } | { action: "decline" } | { action: "cancel" };
+
+/** An SDK v2 client; with `reply`, it declares form elicitation and answers every request so. */
+async function connect(kind: "2025" | "2026" | "sse", reply?: Reply) {
+  const shown: string[] = [];
+  const options = {
+    ...(reply ? { capabilities: { elicitation: { form: {} } } } : {}),
+    ...(kind === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" as const } } } : {}),
+  };
+  const client = new Client({ name: "approvals-test", version: "0.0.0" }, options);
+  if (reply) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      shown.push(request.params.message);
+      return reply;
+    });
+  }
+  const transport =
+    kind === "sse"
+      ? // Inside workerd the SDK's SSE client transport delivers every inbound message twice (docs/platform-notes.md).
+        new DedupeInboundTransport(new SSEClientTransport(new URL(`http://localhost/s/${skill}/sse`), { fetch: selfFetch }))
+      : new StreamableHTTPClientTransport(new URL(`http://localhost/s/${skill}/mcp`), { fetch: selfFetch });
+  await client.connect(transport);
+  return { client, shown };
+}
+
+const erases = async () => (await readFixtureStats(echo)).calls.erase ?? 0;
+/** One model across the runs of a test: a paused run and the run that resumes it read one script in turn. */
+let model = scriptedModel([{ text: "unscripted" }]);
+const script = (answer: string) => {
+  model = scriptedModel([{ calls: [{ name: "echo__erase", input: { record: "r9" } }] }, { text: answer }]);
+};
+const callCleaner = (client: Client, extra: Record<string, unknown> = {}) => client.callTool({ name: "cleaner", arguments: { query: "Erase r9.", ...extra } });
+
+describe("approvals over MCP: elicitation where the client can, the pause where it cannot", () => {
+  beforeAll(async () => {
+    const catalog = {
+      skills: {
+        [skill]: {
+          servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
+          experts: [expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 }), { ...expertOf("asker", { echo: ["add"] }, { max_steps: 3 }), ask_back: true }],
+        },
+      },
+    };
+    expect((await replaceCatalog(env, catalog, "test")).ok).toBe(true);
+    setModelResolverForTests(() => model);
+  });
+  afterAll(() => setModelResolverForTests(undefined));
+
+  it("advertises `approve` beside `thread` while the skill may need approvals", async () => {
+    const { client } = await connect("2026");
+    const { tools } = await client.listTools();
+    const schema = tools[0]?.inputSchema as { properties: Record<string, unknown>; required?: string[] };
+    expect(Object.keys(schema.properties).sort()).toEqual(["approve", "query", "thread"]);
+    expect(schema.required).toEqual(["query"]);
+    await client.close();
+  });
+
+  for (const [label, reply, runs, outcome] of [
+    ["accepts", { action: "accept", content: { approve: true } }, 1, "approved"],
+    ["declines", { action: "decline" }, 0, "declined"],
+    ["dismisses the form", { action: "cancel" }, 0, "cancelled"],
+  ] as const) {
+    it(`2026-07-28 with elicitation: input_required reaches the user, who ${label}, inside one callTool`, async () => {
+      const before = await erases();
+      script("Finished.");
+      const { client, shown } = await connect("2026", reply);
+      const result = await callCleaner(client);
+      expect(shown).toHaveLength(1);
+      expect(shown[0]).toContain("echo__erase");
+      expect(shown[0]).toContain('{"record":"r9"}');
+      expect(textOf(result)).toContain("Finished.");
+      expect(result.isError).toBeFalsy();
+      expect(await erases()).toBe(before + runs);
+      // The resumed run's trace opens with the user's decision (tests run as the loopback dev user).
+      const session = sessionStub(env, skill, "local:dev");
+      const [resumed] = await session.recentRuns(1);
+      const [decided] = await session.steps(resumed?.id ?? "");
+      expect(decided).toMatchObject({
+        finishReason: "approval",
+        toolCalls: [{ name: "echo__erase", decision: { outcome, by: "user" } }],
+      });
+      await client.close();
+    });
+  }
+
+  it("legacy HTTP+SSE with elicitation: the user is asked mid-call, on the call's own connection", async () => {
+    const before = await erases();
+    script("Finished.");
+    const { client, shown } = await connect("sse", { action: "accept", content: { approve: true } });
+    const result = await callCleaner(client);
+    expect(shown).toHaveLength(1);
+    expect(textOf(result)).toContain("Finished.");
+    expect(await erases()).toBe(before + 1);
+    await client.close();
+  });
+
+  for (const [label, kind, reply] of [
+    ["a client without elicitation", "2026", undefined],
+    ["a stateless 2025 client, even one declaring elicitation", "2025", { action: "accept", content: { approve: true } }],
+  ] as const) {
+    it(`${label}: the run pauses with "approval needed", and approve: true resumes it`, async () => {
+      const before = await erases();
+      script("Erased after approval.");
+      const { client, shown } = await connect(kind, reply);
+      const paused = await callCleaner(client);
+      expect(shown).toEqual([]);
+      expect(textOf(paused)).toContain("Approval needed");
+      const question = paused._meta?.[META_QUESTION] as { thread: string; for: string; approvals: unknown[] };
+      expect(question).toMatchObject({ for: "approval", approvals: [{ name: "echo__erase", input: '{"record":"r9"}' }] });
+      expect(await erases()).toBe(before);
+      const resumed = await callCleaner(client, { thread: question.thread, approve: true });
+      expect(textOf(resumed)).toContain("Erased after approval.");
+      expect(await erases()).toBe(before + 1);
+      await client.close();
+    });
+  }
+
+  it("2026-07-28 with elicitation: an ask_user question reaches the user, and their answer is the tool's result", async () => {
+    model = scriptedModel([
+      { calls: [{ name: "ask_user", input: { question: "Which colour?" } }] },
+      (options) => ({
+        content: [{ type: "text", text: `The user said ${JSON.stringify(options.prompt).includes('"value":"teal"') ? "teal" : "nothing"}.` }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    ]);
+    const { client, shown } = await connect("2026", { action: "accept", content: { answer: "teal" } });
+    const result = await client.callTool({ name: "asker", arguments: { query: "Paint it." } });
+    expect(shown).toEqual(["Which colour?"]);
+    expect(textOf(result)).toContain("The user said teal.");
+    await client.close();
+  });
+});
