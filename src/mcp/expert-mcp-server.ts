@@ -10,6 +10,7 @@ import { inputOverLimit } from "./expert-input-limit";
 import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
+import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -41,11 +42,13 @@ export interface ExpertServerContext {
  */
 export function buildExpertServer({ env, skill, user, listChanged, connection, listings }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged } },
+    // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
+    capabilities: { tools: { listChanged }, resources: { listChanged: false } },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
-    cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" } },
+    cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },
   });
+  registerRunResources(server, { env, skill: skill.name, user });
   for (const expert of skill.config.experts) {
     server.registerTool(
       expert.name,
