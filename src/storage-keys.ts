@@ -59,6 +59,9 @@
  *                     calls with redacted argument and result excerpts).
  *   threads, thread_turns  follow-up conversations bound to the session's user.
  *   paused_runs            ask_back runs waiting for the orchestrator's answer (no secrets).
+ *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to run it
+ *                     again after a restart) and its result, until the task's ttl runs out
+ *                     (src/experts/session/task-store.ts).
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
  *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.

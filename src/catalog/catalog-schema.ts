@@ -104,6 +104,12 @@ export const expertSchema = z
         "Give the model an `ask_orchestrator(question)` tool: the run pauses, the question is the answer, and a call with the thread and `answer` resumes it.",
       ),
     ask_back_ttl_ms: z.number().int().min(1_000).max(86_400_000).default(900_000).describe("How long a paused run waits for its answer."),
+    task: z
+      .enum(["optional", "required", "forbidden"])
+      .default("forbidden")
+      .describe(
+        "MCP Tasks (2025-11-25 clients over Streamable HTTP): `optional` lets a client run a call as a task it polls; `required` refuses such clients a plain call. Clients without Tasks always call as usual.",
+      ),
   })
   .strict();
 

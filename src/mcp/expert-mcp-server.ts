@@ -6,8 +6,9 @@ import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/run/expert-types";
 import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
-import { inputOverLimit } from "./expert-input-limit";
-import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
+import { prepareExpertCall } from "./expert-call-checks";
+import { expertInputSchema } from "./expert-tool-schema";
+import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { registerRunResources } from "./run-resources";
@@ -33,6 +34,8 @@ export interface ExpertServerContext {
    * the tools without annotations (only tools/list shows them).
    */
   listings?: CachedListings;
+  /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
+  tasks?: boolean;
 }
 
 /**
@@ -40,17 +43,17 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection, listings, tasks = false }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
-    capabilities: { tools: { listChanged }, resources: { listChanged: false } },
+    capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
     cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },
   });
   registerRunResources(server, { env, skill: skill.name, user });
   for (const expert of skill.config.experts) {
-    server.registerTool(
+    const tool = server.registerTool(
       expert.name,
       {
         title: expertTitle(expert),
@@ -61,6 +64,8 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
       },
       (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx),
     );
+    // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
+    if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
   }
   return server;
 }
@@ -75,7 +80,7 @@ type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknow
 const inputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
-function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
+export function compiledInputSchema(expert: ExpertConfig): CompiledJsonSchema {
   let schema = inputSchemas.get(expert);
   if (!schema) {
     schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert));
@@ -96,31 +101,14 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings">,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
 ): Promise<CallToolResult> {
-  const { args, thread, answer } = splitThread(rawArgs, expert);
-  // A reply to an ask-back question reaches the model too, so it counts toward the bound.
-  const tooLarge = inputOverLimit(expert, answer === undefined ? args : { ...args, answer });
-  if (tooLarge) {
-    log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
-    return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
-  }
-  const missing = answer === undefined ? missingArguments(expert, args) : [];
-  if (missing.length > 0) {
-    const names = missing.map((name) => `\`${name}\``).join(", ");
-    return {
-      isError: true,
-      content: [
-        {
-          type: "text",
-          text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.`,
-        },
-      ],
-    };
-  }
+  const prepared = prepareExpertCall(skill.name, expert, rawArgs);
+  if (!prepared.ok) return prepared.refusal;
+  const { args, thread, answer } = prepared;
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
