@@ -46,7 +46,10 @@ type Message = z.infer<typeof messageSchema>;
 const callParamsSchema = z.object({
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()).optional(),
-  task: z.object({ ttl: z.number().int().min(0).optional() }).loose().optional(),
+  task: z
+    .object({ ttl: z.number().int().min(0).optional() })
+    .loose()
+    .optional(),
 });
 const taskIdSchema = z.object({ taskId: z.string().min(1).max(100) });
 const listParamsSchema = z.object({ cursor: z.string().max(100).optional() });
@@ -134,7 +137,15 @@ async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>,
   if (!prepared.ok) throw new TaskParamsInvalidError(textOf(prepared.refusal));
   const { args, thread, answer } = prepared;
   const ttlMs = Math.min(ttl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
-  const request = { runId: crypto.randomUUID(), skill: skill.name, expert: expert.name, args, user, ...(thread ? { thread } : {}), ...(answer === undefined ? {} : { answer }) };
+  const request = {
+    runId: crypto.randomUUID(),
+    skill: skill.name,
+    expert: expert.name,
+    args,
+    user,
+    ...(thread ? { thread } : {}),
+    ...(answer === undefined ? {} : { answer }),
+  };
   const task = await sessionStub(env, skill.name, user.userId).startTask(crypto.randomUUID(), request, expert.output_schema !== undefined, ttlMs);
   return { task: wireTask(task) };
 }

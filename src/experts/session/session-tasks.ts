@@ -55,7 +55,7 @@ export class SessionTasks {
   /** Null: no such task. A task that already ended is returned as it is (the caller refuses the cancel). */
   async cancel(taskId: string): Promise<StoredTask | null> {
     const task = this.store.getTask(taskId);
-    if (!task || task.status !== "working") return task;
+    if (task?.status !== "working") return task;
     this.store.end(taskId, "cancelled", "Cancelled by the client.", null, Date.now());
     await this.deps.cancelRun(task.runId);
     return this.store.getTask(taskId);

@@ -118,7 +118,8 @@ export class TaskStore {
 
   /** Newest first, `limit` after the task `after` names (a cursor). */
   list(limit: number, after?: string): StoredTask[] {
-    const cursor = after === undefined ? undefined : this.sql.exec<{ created_at: number }>(`SELECT created_at FROM tasks WHERE task_id = ?`, after).toArray()[0];
+    const cursor =
+      after === undefined ? undefined : this.sql.exec<{ created_at: number }>(`SELECT created_at FROM tasks WHERE task_id = ?`, after).toArray()[0];
     const rows =
       cursor === undefined
         ? this.sql.exec<TaskRow>(`SELECT * FROM tasks ORDER BY created_at DESC, task_id DESC LIMIT ?`, limit)
@@ -151,12 +152,7 @@ export class TaskStore {
       this.end(taskId, "failed", `The task was interrupted ${row.attempts} times by session restarts and was given up.`, null, now);
       return false;
     }
-    this.sql.exec(
-      `UPDATE tasks SET run_id = ?, attempts = attempts + 1, status_message = 'Running.', updated_at = ? WHERE task_id = ?`,
-      runId,
-      now,
-      taskId,
-    );
+    this.sql.exec(`UPDATE tasks SET run_id = ?, attempts = attempts + 1, status_message = 'Running.', updated_at = ? WHERE task_id = ?`, runId, now, taskId);
     return true;
   }
 
