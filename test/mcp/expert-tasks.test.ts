@@ -210,6 +210,22 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     }
   });
 
+  it("2026-07-28 clients are offered no tasks (their Tasks extension is not served) and call as before", async () => {
+    models.play([{ text: "modern plain" }]);
+    const client = new Client({ name: "tasks-test-2026", version: "0.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(URL_2025), { fetch: (input, init) => appFetchAs(ann, input, init) }));
+    try {
+      expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      const listed = await client.listTools();
+      expect(listed.tools.map((tool) => tool.execution)).toEqual([undefined, undefined, undefined]);
+      // Even the `required` expert: without Tasks on this revision it runs as a plain call.
+      const result = await client.callTool({ name: "only_task", arguments: { query: "q" } });
+      expect(textOf(result)).toMatch(/^modern plain/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("an expert's task support is enforced: required refuses a plain call, forbidden a task call", async () => {
     models.play([{ text: "plain" }]);
     expect(await rpc(ann, "tools/call", { name: "only_task", arguments: { query: "q" } })).toMatchObject({
