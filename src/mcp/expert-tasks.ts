@@ -25,9 +25,10 @@ export const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** What a client is told to wait between polls: a model step takes seconds. */
 export const TASK_POLL_INTERVAL_MS = 1_000;
 const LIST_PAGE = 50;
-/** tasks/result waits for a running task in rounds of this, at most RESULT_ROUNDS of them. */
+/** tasks/result waits for a working task in rounds of up to this long, for at most RESULT_WAIT_TOTAL_MS. */
 const RESULT_WAIT_MS = 30_000;
-const RESULT_ROUNDS = 20;
+const RESULT_WAIT_TOTAL_MS = 600_000;
+const RESULT_ROUNDS = 1_000;
 
 export interface TaskContext {
   env: Env;
@@ -153,7 +154,8 @@ async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>,
 /** The spec's tasks/result blocks until the task ends; this waits in bounded rounds. */
 async function taskResult(taskId: string, { env, skill, user }: TaskContext): Promise<CallToolResult> {
   const session = sessionStub(env, skill.name, user.userId);
-  for (let round = 0; round < RESULT_ROUNDS; round++) {
+  const deadline = Date.now() + RESULT_WAIT_TOTAL_MS;
+  for (let round = 0; round < RESULT_ROUNDS && Date.now() < deadline; round++) {
     const outcome = await session.taskOutcome(taskId, RESULT_WAIT_MS);
     if (!outcome) throw new TaskNotFoundError(taskId);
     if (outcome.task.status === "working") continue;

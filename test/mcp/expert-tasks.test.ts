@@ -155,6 +155,8 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
       expect(working.status).toBe("working");
       expect((await tasks.listTasks()).tasks.map((task) => [task.taskId, task.status])).toContainEqual([taskId, "working"]);
 
+      // tasks/result on a working task waits for it to end (the spec's blocking read).
+      const blockingResult = rpc(ann, "tasks/result", { taskId });
       step.open();
       const { outcome } = await execution.settle();
       expect(outcome.status).toBe("completed");
@@ -164,6 +166,9 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
       expect(result._meta?.[RELATED_TASK]).toEqual({ taskId });
       expect(result.content.at(-1)).toMatchObject({ type: "resource_link" });
       expect((await tasks.task(taskId).snapshot()).status).toBe("completed");
+      const blocked = await blockingResult;
+      expect(textOf(blocked.result ?? {})).toMatch(/^The task's answer\./);
+      expect(blocked.result?._meta).toMatchObject({ [RELATED_TASK]: { taskId } });
       expect((await tasks.listTasks()).tasks.map((task) => [task.taskId, task.status])).toContainEqual([taskId, "completed"]);
 
       // Another user's session has no such task: not found, not listed.

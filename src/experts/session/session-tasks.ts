@@ -3,6 +3,9 @@ import type { StepProgress } from "../run/expert-types";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
 import { type StoredTask, type TaskOutcome, type TaskStatus, TaskStore } from "./task-store";
 
+/** How long an outcome request waits for a working task that does not run in this instance (yet). */
+const IDLE_WAIT_MS = 1_000;
+
 export interface SessionTaskDeps {
   sql: SqlStorage;
   /** Runs the call in the session, as a plain tools/call would. */
@@ -41,12 +44,17 @@ export class SessionTasks {
     return this.store.list(limit, after);
   }
 
-  /** The task and its result once it ended, waiting at most `waitMs` for a running one here. */
+  /**
+   * The task and its result once it ended, waiting at most `waitMs` for a working one: until its
+   * run ends when it runs here, else (waiting for the alarm to rerun it) a poll interval's worth.
+   */
   async outcome(taskId: string, waitMs: number): Promise<TaskOutcome | null> {
     const running = this.running.get(taskId);
-    if (running) {
+    const pending = running ?? (this.store.getTask(taskId)?.status === "working" ? null : undefined);
+    if (pending !== undefined) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      const waited = new Promise((resolve) => (timer = setTimeout(resolve, pending ? waitMs : Math.min(waitMs, IDLE_WAIT_MS))));
+      await Promise.race(pending ? [pending, waited] : [waited]);
       if (timer !== undefined) clearTimeout(timer);
     }
     return this.store.outcome(taskId);
