@@ -1,4 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTaskSessionFromClient, type TaskEnabledSession } from "@modelcontextprotocol/ext-tasks/client";
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,6 +88,31 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
       expect((await tasks.listTasks()).tasks.map((task) => [task.taskId, task.status])).toContainEqual([taskId, "completed"]);
     } finally {
       await tasks.close();
+      await client.close();
+    }
+  }, 60_000);
+
+  it("serves the SDK v1 client's experimental tasks too (the same 2025-11-25 wire)", async () => {
+    holdSecondReply();
+    const client = new ClientV1({ name: "slipsnisse-e2e-tasks-v1", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransportV1(new URL(`${stack.dev.baseUrl}/mcp`)));
+    try {
+      expect((await client.listTools()).tools[0]?.execution).toEqual({ taskSupport: "optional" });
+      const seen: string[] = [];
+      let text = "";
+      const stream = client.experimental.tasks.callToolStream({ name: "echo_expert", arguments: { query: "v1 task" } }, undefined, { task: { ttl: 60_000 } });
+      for await (const message of stream) {
+        seen.push(message.type);
+        if (message.type === "taskCreated") release();
+        if (message.type === "result") text = JSON.stringify(message.result.content);
+        if (message.type === "error") throw message.error;
+      }
+      expect(seen[0]).toBe("taskCreated");
+      expect(seen.at(-1)).toBe("result");
+      expect(text).toContain("downstream said: task-token");
+      const listed = await client.experimental.tasks.listTasks();
+      expect(listed.tasks.length).toBeGreaterThan(0);
+    } finally {
       await client.close();
     }
   }, 60_000);
