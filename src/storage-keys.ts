@@ -60,6 +60,9 @@
  *   threads, thread_turns  follow-up conversations bound to the session's user.
  *   paused_runs            runs paused on an ask_back question or on calls awaiting approval, until
  *                          answered or decided (the turns, the waiting calls' arguments; no secrets).
+ *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to run it
+ *                     again after a restart) and its result, until the task's ttl runs out
+ *                     (src/experts/session/task-store.ts).
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
  *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.

@@ -113,6 +113,12 @@ export const expertSchema = z
       .describe(
         "How long an approval or an `ask_user` question shown to the user mid-call (MCP elicitation) waits before it counts as unanswered; the wait counts toward `budget.timeout_ms`.",
       ),
+    task: z
+      .enum(["optional", "required", "forbidden"])
+      .default("forbidden")
+      .describe(
+        "MCP Tasks (2025-11-25 clients over Streamable HTTP): `optional` lets a client run a call as a task it polls; `required` refuses such clients a plain call. Clients without Tasks always call as usual.",
+      ),
   })
   .strict();
 

@@ -13,11 +13,13 @@ import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/run/expert-types";
 import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
-import { inputOverLimit } from "./expert-input-limit";
-import { expertInputSchema, missingArguments, splitThread } from "./expert-tool-schema";
+import { prepareExpertCall } from "./expert-call-checks";
+import { expertInputSchema, splitThread } from "./expert-tool-schema";
+import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
+import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -42,6 +44,8 @@ export interface ExpertServerContext {
   listings?: CachedListings;
   /** The protocol era this server serves (createMcpHandler's factory says; legacy SSE is "legacy"). */
   era?: "legacy" | "modern";
+  /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
+  tasks?: boolean;
 }
 
 /**
@@ -49,15 +53,17 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy" }: ExpertServerContext): McpServer {
+export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy", tasks = false }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: { listChanged } },
+    // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
+    capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
-    cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" } },
+    cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },
   });
+  registerRunResources(server, { env, skill: skill.name, user });
   for (const expert of skill.config.experts) {
-    server.registerTool(
+    const tool = server.registerTool(
       expert.name,
       {
         title: expertTitle(expert),
@@ -69,6 +75,8 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
       // The client's capabilities decide how the run may reach its user (user-input.ts).
       (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert)),
     );
+    // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
+    if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
   }
   return server;
 }
@@ -83,7 +91,7 @@ type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknow
 const inputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
-function compiledInputSchema(expert: ExpertConfig, policy: ToolPolicy): CompiledJsonSchema {
+export function compiledInputSchema(expert: ExpertConfig, policy: ToolPolicy): CompiledJsonSchema {
   let schema = inputSchemas.get(expert);
   if (!schema) {
     schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert, policy));
@@ -104,7 +112,7 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings">,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
@@ -113,27 +121,10 @@ async function callExpert(
   const split = splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
   const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
-  const { args, thread, answer, approve } = retried ? { ...split, ...retried } : split;
+  const prepared = prepareExpertCall(skill.name, expert, retried ? { ...split, ...retried } : split);
+  if (!prepared.ok) return prepared.refusal;
+  const { args, thread, answer, approve } = prepared;
   const refusal = retried && "refusal" in retried ? retried.refusal : undefined;
-  // A reply to an ask-back question reaches the model too, so it counts toward the bound.
-  const tooLarge = inputOverLimit(expert, answer === undefined ? args : { ...args, answer });
-  if (tooLarge) {
-    log("warn", "expert arguments refused", { skill: skill.name, expert: expert.name, bytes: tooLarge.bytes, limit: tooLarge.limit });
-    return { isError: true, content: [{ type: "text", text: tooLarge.toolMessage }] };
-  }
-  const missing = answer === undefined && approve === undefined ? missingArguments(expert, args) : [];
-  if (missing.length > 0) {
-    const names = missing.map((name) => `\`${name}\``).join(", ");
-    return {
-      isError: true,
-      content: [
-        {
-          type: "text",
-          text: `Expert "${expert.name}" needs ${names}: pass ${missing.length === 1 ? "it" : "them"}, or reply to its question with \`thread\` and \`answer\`.`,
-        },
-      ],
-    };
-  }
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ExpertCallResult } from "../experts/session/expert-call";
+import { runResourceLink } from "./run-resources";
 
 /** `_meta` keys use a reverse-DNS-style prefix (MCP _meta naming rules); clients ignore unknown ones. */
 export const META_USAGE = "slipsnisse.dev/usage";
@@ -20,6 +21,13 @@ export const META_QUESTION = "slipsnisse.dev/question";
  * thread handle is repeated in the text because many orchestrators show the model only `content`.
  */
 export function toToolResult(result: ExpertCallResult, structuredExpected = false): CallToolResult {
+  const answer = answerResult(result, structuredExpected);
+  // A run with a trace id was recorded in the session (refusals before the run row have none): link its trace.
+  if (result.traceId) answer.content.push(runResourceLink(result.runId));
+  return answer;
+}
+
+function answerResult(result: ExpertCallResult, structuredExpected: boolean): CallToolResult {
   const meta = {
     [META_USAGE]: result.usage,
     ...(result.thread ? { [META_THREAD]: result.thread } : {}),

@@ -60,10 +60,15 @@ export function missingArguments(expert: ExpertConfig, args: Record<string, unkn
 }
 
 /** Splits the validated arguments into the expert's own, the thread handle and a reply to its question. */
-export function splitThread(
-  args: Record<string, unknown>,
-  expert?: ExpertConfig,
-): { args: Record<string, unknown>; thread?: string; answer?: string; approve?: boolean } {
+/** An expert call's own arguments apart from the reply fields the server adds to its schema. */
+export interface ThreadSplit {
+  args: Record<string, unknown>;
+  thread?: string;
+  answer?: string;
+  approve?: boolean;
+}
+
+export function splitThread(args: Record<string, unknown>, expert?: ExpertConfig): ThreadSplit {
   const { [THREAD_ARGUMENT]: thread, ...rest } = args;
   let own = rest;
   let approve: boolean | undefined;

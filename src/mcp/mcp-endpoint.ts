@@ -10,6 +10,7 @@ import { browserOriginRefusal } from "./browser-origin";
 import { cachedListings, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
+import { serveTaskRequest } from "./expert-tasks";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { readBoundedBody } from "./request-body-limit";
 import { mayListTools } from "./tools-list-request";
@@ -71,7 +72,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
     handler = createMcpHandler(
       ({ era }) => {
         const { user, skill, connection, listings } = requestProps();
-        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern", era });
+        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern", era, tasks: era === "legacy" });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
@@ -115,6 +116,9 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     const body = await readBoundedBody(request);
     if (!body.ok) return body.response;
     cancels = cancelledRequestIds(body.bytes);
+    // MCP Tasks requests are answered before the SDK, which serves none (expert-tasks.ts).
+    const taskAnswer = await serveTaskRequest(request, body.bytes, { env, skill, user });
+    if (taskAnswer) return taskAnswer;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });

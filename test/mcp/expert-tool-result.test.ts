@@ -40,4 +40,18 @@ describe("toToolResult for structured experts", () => {
     expect(result._meta).not.toHaveProperty(META_THREAD);
     expect(JSON.stringify(result.content)).not.toContain("pass it as");
   });
+
+  it("a recorded run (it has a trace id) links its trace as the last content item; the answer blocks are unchanged", () => {
+    const link = { type: "resource_link", uri: "slipsnisse://runs/r", mimeType: "text/markdown" };
+    const plain = toToolResult(call({ text: "answer", traceId: "t" }));
+    expect(plain.content).toHaveLength(2);
+    expect(plain.content[0]).toEqual(toToolResult(call({ text: "answer" })).content[0]);
+    expect(plain.content[1]).toMatchObject(link);
+    const structured = toToolResult(call({ text: '{"a":1}', structured: { a: 1 }, traceId: "t" }), true);
+    expect(structured.content[0]).toEqual({ type: "text", text: '{"a":1}' });
+    expect(structured.content.at(-1)).toMatchObject(link);
+    const failed = toToolResult(call({ outcome: "error", text: "failed", traceId: "t" }));
+    expect(failed.isError).toBe(true);
+    expect(failed.content.at(-1)).toMatchObject(link);
+  });
 });

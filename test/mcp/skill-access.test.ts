@@ -1,32 +1,19 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../../src/app";
 import type { UserProps } from "../../src/auth/user-props";
-import { contextWithProps } from "../../src/execution-context";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../support/workers/session-helpers";
+import { appFetchAs } from "./mcp-test-client";
 
 const carl: UserProps = { userId: "dev-carl", login: "carl", role: "member" };
 const bea: UserProps = { userId: "dev-bea", login: "bea", email: "Bea@example.com", role: "member" };
 const sre: UserProps = { userId: "oidc-7", login: "sam", role: "member", groups: ["SRE"] };
 const root: UserProps = { userId: "dev-root", login: "root", role: "admin" };
 
-/** The app as the auth layer hands it a request: the signed-in user in ctx.props. */
-async function appFetch(user: UserProps, input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const request = new Request(input, init);
-  const headers = new Headers(request.headers);
-  headers.set("host", new URL(request.url).host);
-  const ctx = createExecutionContext();
-  const response = await createApp().fetch(new Request(request, { headers }), env, contextWithProps(ctx, user));
-  await waitOnExecutionContext(ctx);
-  return response;
-}
-
 async function toolNames(user: UserProps, skill: string): Promise<string[]> {
   const client = new Client({ name: "access-test", version: "0.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`https://team.example.com/s/${skill}/mcp`), { fetch: (input, init) => appFetch(user, input, init) }),
+    new StreamableHTTPClientTransport(new URL(`https://team.example.com/s/${skill}/mcp`), { fetch: (input, init) => appFetchAs(user, input, init) }),
   );
   try {
     return (await client.listTools()).tools.map((tool) => tool.name);
@@ -51,7 +38,7 @@ describe("skill access", () => {
   });
 
   it("gives anyone else a plain 403 on the skill's endpoint, and a real client cannot connect", async () => {
-    const response = await appFetch(carl, "https://team.example.com/s/closed-skill/mcp", {
+    const response = await appFetchAs(carl, "https://team.example.com/s/closed-skill/mcp", {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
@@ -61,7 +48,7 @@ describe("skill access", () => {
     expect(body.error).toBe('You do not have access to skill "closed-skill".');
     expect(body.fix).toContain("access");
     await expect(toolNames(carl, "closed-skill")).rejects.toThrow(/You do not have access to skill \\"closed-skill\\"/);
-    expect((await appFetch(carl, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
+    expect((await appFetchAs(carl, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
   });
 
   it("the session refuses a run of a user the skill does not list (a stream opened before the change)", async () => {
@@ -72,7 +59,7 @@ describe("skill access", () => {
 
   it("a member's own skill list leaves out skills they may not use", async () => {
     const listed = async (user: UserProps) =>
-      ((await (await appFetch(user, "https://team.example.com/me/api/skills")).json()) as { skills: Array<{ name: string }> }).skills.map(
+      ((await (await appFetchAs(user, "https://team.example.com/me/api/skills")).json()) as { skills: Array<{ name: string }> }).skills.map(
         (skill) => skill.name,
       );
     expect(await listed(carl)).toEqual(["open-skill"]);

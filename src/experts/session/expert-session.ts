@@ -23,6 +23,9 @@ import { PendingIndexWrites } from "./run-index-writer";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, startRunTrace } from "../trace/session-run-trace";
+import { alarmNoLaterThan, armEarliest } from "./session-alarm";
+import { SessionTasks } from "./session-tasks";
+import type { StoredTask, TaskOutcome } from "./task-store";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -39,6 +42,7 @@ export class ExpertSession extends DurableObject<Env> {
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly indexWrites = new PendingIndexWrites();
+  private readonly tasks: SessionTasks;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,6 +50,12 @@ export class ExpertSession extends DurableObject<Env> {
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
+    this.tasks = new SessionTasks({
+      sql: ctx.storage.sql,
+      run: (request, onProgress) => this.callExpert(request, onProgress),
+      cancelRun: (runId) => this.cancel(runId),
+      wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
+    });
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
     void this.armRetention();
@@ -221,14 +231,37 @@ export class ExpertSession extends DurableObject<Env> {
     const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
     const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
     const oldest = oldestKept(this.ctx.storage.sql);
-    if (oldest === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000));
+    const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
+    await armEarliest(this.ctx.storage, [retentionDue, this.tasks.nextDue(now)]);
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
 
   override async alarm(): Promise<void> {
+    // Tasks first: waiting for them keeps the object alive; retention then sets the next alarm.
+    await this.tasks.onAlarm();
     await this.purgeExpired();
+  }
+
+  /** Starts `request` as an MCP task and returns at once; the run goes on in this object (session-tasks.ts). */
+  async startTask(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number): Promise<StoredTask> {
+    return this.tasks.start(taskId, request, structuredExpected, ttlMs);
+  }
+
+  async task(taskId: string): Promise<StoredTask | null> {
+    return this.tasks.get(taskId);
+  }
+
+  async taskList(limit: number, after?: string): Promise<StoredTask[]> {
+    return this.tasks.list(Math.min(Math.max(limit, 1), 200), after);
+  }
+
+  async taskOutcome(taskId: string, waitMs: number): Promise<TaskOutcome | null> {
+    return this.tasks.outcome(taskId, Math.min(Math.max(waitMs, 0), 60_000));
+  }
+
+  async cancelTask(taskId: string): Promise<StoredTask | null> {
+    return this.tasks.cancel(taskId);
   }
 
   /** A session that holds rows always has a retention alarm; one a day finds the next expiry. */

@@ -91,6 +91,23 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
        expires_at INTEGER NOT NULL
      )`,
   ],
+  // MCP Tasks: an expert call run as a task, kept with its request until it expires (task-store.ts).
+  [
+    `CREATE TABLE IF NOT EXISTS tasks (
+       task_id TEXT PRIMARY KEY,
+       run_id TEXT NOT NULL,
+       status TEXT NOT NULL,
+       status_message TEXT,
+       request TEXT NOT NULL,
+       result TEXT,
+       structured_expected INTEGER NOT NULL,
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL,
+       expires_at INTEGER NOT NULL,
+       attempts INTEGER NOT NULL DEFAULT 0
+     )`,
+    `CREATE INDEX IF NOT EXISTS tasks_created_at ON tasks (created_at)`,
+  ],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

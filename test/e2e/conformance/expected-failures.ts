@@ -1,8 +1,10 @@
 /**
  * Conformance scenarios Slipsnisse is expected to fail, each for the same reason: the scenario
  * calls fixtures that only the suite's reference server ("everything server") defines. Slipsnisse
- * serves the skill's expert tools and nothing else: no `test_*` tools, no resources, prompts,
- * completions or logging capability. Their shared checks (connecting, listing) still pass; only
+ * serves the skill's expert tools and the caller's runs as resources (slipsnisse://runs/<id>)
+ * and nothing else: no `test_*` tools, no fixture resources or templates, no subscriptions,
+ * prompts, completions or logging capability. `resources-list` passes (it lists whatever the
+ * server has). Their shared checks (connecting, listing) still pass; only
  * the fixture-dependent check of each fails. Anything not listed here must pass.
  */
 export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
@@ -20,7 +22,6 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "elicitation-sep1330-enums": "calls the reference tool test_elicitation_sep1330_enums",
   "logging-set-level": "Slipsnisse declares no logging capability; the scenario needs the reference server's",
   "completion-complete": "needs the reference server's completable prompt arguments",
-  "resources-list": "needs the reference server's fixture resources",
   "resources-read-text": "needs the reference server's fixture resources",
   "resources-read-binary": "needs the reference server's fixture resources",
   "resources-templates-read": "needs the reference server's fixture resource templates",

@@ -60,7 +60,22 @@ export interface McpTestClient {
   protocolVersion: string | undefined;
   listTools(): Promise<ListedTool[]>;
   callTool(name: string, args: Record<string, unknown>, onProgress?: (p: Progress) => void): Promise<ToolCallResult>;
+  listResources(): Promise<ListedResource[]>;
+  readResource(uri: string): Promise<ResourceContents[]>;
   close(): Promise<void>;
+}
+
+export interface ListedResource {
+  uri: string;
+  name: string;
+  title?: string;
+  mimeType?: string;
+}
+
+export interface ResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
 }
 
 export interface ConnectOptions {
@@ -96,6 +111,8 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
     listTools: async () => (await client.listTools(undefined, { cacheMode: "bypass", timeout })).tools,
     callTool: async (name, args, onProgress) =>
       toToolCallResult(await client.callTool({ name, arguments: args }, { timeout, onprogress: onProgress, resetTimeoutOnProgress: true })),
+    listResources: async () => (await client.listResources(undefined, { cacheMode: "bypass", timeout })).resources,
+    readResource: async (uri) => (await client.readResource({ uri }, { timeout })).contents,
     close: () => client.close(),
   };
 }
@@ -120,6 +137,8 @@ async function connectV1(kind: McpClientKind, url: URL, options: ConnectOptions)
       });
       return toToolCallResult(result);
     },
+    listResources: async () => (await client.listResources(undefined, { timeout })).resources,
+    readResource: async (uri) => (await client.readResource({ uri }, { timeout })).contents,
     close: () => client.close(),
   };
 }
