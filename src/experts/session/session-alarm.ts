@@ -1,0 +1,24 @@
+/**
+ * An ExpertSession has one alarm (a Durable Object has one) for two jobs: flushing the run index
+ * outbox (due about a second after a run ends) and the retention purge (due when the oldest row
+ * expires, at most a day away). It is set to the earlier of the two; `alarm()` does both and sets
+ * it again.
+ */
+
+/** The earliest of the given times, ignoring nulls; null when all are. */
+export function earliest(...times: readonly (number | null)[]): number | null {
+  const set = times.filter((time): time is number => time !== null);
+  return set.length === 0 ? null : Math.min(...set);
+}
+
+/** Brings the alarm forward to `at` when it is unset or later; never puts it off. */
+export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
+  const current = await storage.getAlarm();
+  if (current === null || current > at) await storage.setAlarm(at);
+}
+
+/** Sets the alarm to `at`, or deletes it when nothing is due. */
+export async function setOrClearAlarm(storage: DurableObjectStorage, at: number | null): Promise<void> {
+  if (at === null) await storage.deleteAlarm();
+  else await storage.setAlarm(at);
+}
