@@ -132,7 +132,7 @@ export class RunIndexOutbox {
 
   private async flushOnce(db: D1Database): Promise<FlushCount> {
     let written = 0;
-    for (const batch of batches(this.read(RUNS_PER_BATCH * BATCHES_PER_FLUSH))) {
+    for (const batch of batches(this.read(RUNS_PER_BATCH * BATCHES_PER_FLUSH)).slice(0, BATCHES_PER_FLUSH)) {
       try {
         await writeRunIndex(
           db,
