@@ -35,7 +35,8 @@ export async function writeIndexRows(rows: readonly RunIndexRow[], calls: (row: 
     env.DB,
     rows.map((row) => {
       const toolCalls = calls(row);
-      const steps: StepRecord[] = toolCalls.length === 0 ? [] : [{ index: 0, finishReason: "tool-calls", inputTokens: 0, outputTokens: 0, text: "", toolCalls }];
+      const steps: StepRecord[] =
+        toolCalls.length === 0 ? [] : [{ index: 0, finishReason: "tool-calls", inputTokens: 0, outputTokens: 0, text: "", toolCalls }];
       return { row, calls: indexedToolCalls(steps) };
     }),
   );

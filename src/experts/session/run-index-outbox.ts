@@ -99,7 +99,9 @@ export class RunIndexOutbox {
    * retry time a failed flush set. Null when nothing waits.
    */
   dueAt(): number | null {
-    const { first, retry } = this.sql.exec<{ first: number | null; retry: number | null }>(`SELECT min(queued_at) AS first, max(retry_at) AS retry FROM run_index_outbox`).one();
+    const { first, retry } = this.sql
+      .exec<{ first: number | null; retry: number | null }>(`SELECT min(queued_at) AS first, max(retry_at) AS retry FROM run_index_outbox`)
+      .one();
     return first === null ? null : Math.max(first + this.flushDelayMs(), retry ?? 0);
   }
 
@@ -144,7 +146,13 @@ export class RunIndexOutbox {
           Date.now(),
         );
         // Counts only: a row names users, and the D1 error is about the statement, not its values.
-        log("error", "run index flush failed; rows kept for a retry", { runs: batch.length, waiting: this.waiting(), attempts, retryInMs, error: String(error) });
+        log("error", "run index flush failed; rows kept for a retry", {
+          runs: batch.length,
+          waiting: this.waiting(),
+          attempts,
+          retryInMs,
+          error: String(error),
+        });
         return { written, waiting: this.waiting() };
       }
       this.sql.exec(`DELETE FROM run_index_outbox WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(batch.map((waiting) => waiting.seq)));

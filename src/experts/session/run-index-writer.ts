@@ -125,7 +125,18 @@ export function runIndexStatements(db: D1Database, entries: readonly RunIndexEnt
            VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
         )
         .bind(
-          ...batch.flatMap(({ row, call, seq }) => [row.runId, seq, row.skill, call.server, call.tool, call.status, call.elapsedMs, call.bytes, call.error, row.endedAt]),
+          ...batch.flatMap(({ row, call, seq }) => [
+            row.runId,
+            seq,
+            row.skill,
+            call.server,
+            call.tool,
+            call.status,
+            call.elapsedMs,
+            call.bytes,
+            call.error,
+            row.endedAt,
+          ]),
         ),
     );
   }

@@ -31,7 +31,9 @@ async function indexedCalls(runId: string): Promise<unknown[]> {
 
 async function waiting(stub = session()): Promise<Array<{ run_id: string; attempts: number; retry_at: number }>> {
   return runInDurableObject(stub, (_instance, state) =>
-    state.storage.sql.exec<{ run_id: string; attempts: number; retry_at: number }>(`SELECT run_id, attempts, retry_at FROM run_index_outbox ORDER BY seq`).toArray(),
+    state.storage.sql
+      .exec<{ run_id: string; attempts: number; retry_at: number }>(`SELECT run_id, attempts, retry_at FROM run_index_outbox ORDER BY seq`)
+      .toArray(),
   );
 }
 
@@ -99,7 +101,15 @@ describe("the run index outbox", () => {
     expect(due).toBeLessThanOrEqual(Date.now() + TEST_FLUSH_DELAY_MS);
 
     await flushRunIndex(session());
-    expect(await indexed(request.runId)).toMatchObject({ skill, expert: "echoer", user_id: erin.userId, user_login: "erin", outcome: "ok", steps: 2, tool_calls: 1 });
+    expect(await indexed(request.runId)).toMatchObject({
+      skill,
+      expert: "echoer",
+      user_id: erin.userId,
+      user_login: "erin",
+      outcome: "ok",
+      steps: 2,
+      tool_calls: 1,
+    });
     expect(await indexedCalls(request.runId)).toEqual([{ seq: 0, server_id: "echo", tool: "echo", status: "ok" }]);
     expect(await waiting()).toEqual([]);
     // With nothing waiting, the alarm is the retention check again (at most a day away).
