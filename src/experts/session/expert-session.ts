@@ -247,7 +247,7 @@ export class ExpertSession extends DurableObject<Env> {
    * the next expiry), or sooner when index rows wait.
    */
   private async armAlarm(now: number): Promise<void> {
-    await alarmNoLaterThan(this.ctx.storage, earliest(now + DAY_MS, this.indexOutbox.dueAt()) ?? now + DAY_MS);
+    await alarmNoLaterThan(this.ctx.storage, Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
   }
 
   private async armIndexFlush(): Promise<void> {
