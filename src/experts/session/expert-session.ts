@@ -41,6 +41,8 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly byRequest = new Map<string, Set<string>>();
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
   private readonly indexOutbox: RunIndexOutbox;
+  /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
+  private retentionDueAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -231,15 +233,25 @@ export class ExpertSession extends DurableObject<Env> {
     this.indexOutbox.expire(now - retentionMs);
     const oldest = oldestKept(this.ctx.storage.sql);
     const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
+    this.retentionDueAt = retentionDue ?? undefined;
     await setOrClearAlarm(this.ctx.storage, earliest(retentionDue, this.indexOutbox.dueAt()));
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
 
-  /** Flushes the run index outbox, then purges (which sets the next alarm). */
+  /**
+   * Flushes the run index outbox, then purges (which sets the next alarm). While runs keep
+   * ending, the alarm fires about once a second for the flush: the purge (which scans the runs
+   * and turns) waits for its own time when this instance knows it.
+   */
   override async alarm(): Promise<void> {
     await this.indexOutbox.flush(this.env.DB);
-    await this.purgeExpired();
+    const now = Date.now();
+    if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
+      await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.indexOutbox.dueAt()));
+      return;
+    }
+    await this.purgeExpired(now);
   }
 
   /**

@@ -270,6 +270,17 @@ describe("the run index outbox", () => {
     const next = await alarmAt(session(ida, short));
     expect(next).toBeGreaterThan(Date.now() + DAY - 60_000);
     expect(next).toBeLessThanOrEqual(Date.now() + DAY);
+
+    // The next flush alarms come before that: they write the index and leave the purge to its time.
+    const later = callOf(short, "answer", "later", {}, ida);
+    await session(ida, short).callExpert(later);
+    await runInDurableObject(session(ida, short), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE runs SET started_at = ? WHERE id = ?`, Date.now() - 10 * DAY, fresh.runId);
+    });
+    await flushRunIndex(session(ida, short));
+    expect(await indexed(later.runId)).toMatchObject({ outcome: "ok" });
+    expect(await session(ida, short).run(fresh.runId)).not.toBeNull();
+    expect(await alarmAt(session(ida, short))).toBe(next);
   });
 
   it("drops an index row still unwritten when its run passes retention, and says so", async () => {
