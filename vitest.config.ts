@@ -29,7 +29,7 @@ export default defineConfig(async () => {
             name: "workers",
             include: ["test/**/*.test.ts"],
             exclude: ["test/e2e/**", "test/unit/**"],
-            setupFiles: ["./test/apply-migrations.ts"],
+            setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
             globalSetup: ["./test/fixtures/workers-global-setup.ts"],
           },
         },

@@ -23,12 +23,14 @@
  *                     listing path (first sight pins; a change is withheld and recorded) and by an
  *                     admin's accept. D1, not KV: these are security decisions an admin reviews,
  *                     and KV is eventually consistent. Definitions are stored after secret redaction.
- *   run_index         run_id → one summary row per finished expert run of the tenant: skill, expert,
- *                     user id with the login/email from sign-in, outcome, trace id, times, tokens, tool
- *                     calls, downstream bytes, cost at the skill's catalog prices (NULL if unpriced).
- *                     Written by the ExpertSession after it has answered (ctx.waitUntil), so admins list,
- *                     filter and add up runs across users; the trace itself stays in the session named
- *                     by (skill, user_id). Names, counts and times only: no arguments, results or texts.
+ *   run_index         run_id → one summary row per ended expert run of the tenant: skill, expert,
+ *                     user id with the login/email from sign-in, outcome (`interrupted` for a run a
+ *                     session restart cut off), trace id, times, tokens, tool calls, downstream bytes,
+ *                     cost at the skill's catalog prices (NULL if unpriced). Written by the
+ *                     ExpertSession's alarm in batches from its run_index_outbox, about a second
+ *                     after the run ends (never on the call's path), so admins list, filter and add
+ *                     up runs across users; the trace itself stays in the session named by
+ *                     (skill, user_id). Names, counts and times only: no arguments, results or texts.
  *   run_tool_calls    (run_id, seq) → one row per downstream tool call of an indexed run: skill, server,
  *                     tool, status, latency, bytes, the server's error (redacted, cut). Per-server usage.
  *
@@ -63,6 +65,11 @@
  *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to run it
  *                     again after a restart) and its result, until the task's ttl runs out
  *                     (src/experts/session/task-store.ts).
+ *   run_index_outbox       run_id → an ended run's D1 run_index row and run_tool_calls rows (JSON, the
+ *                     same names, counts and times), with failed attempts and the retry time, until
+ *                     the object's alarm writes them to D1 in batches
+ *                     (src/experts/session/run-index-outbox.ts). Deleted once written; dropped
+ *                     (logged) only if still unwritten when its run passes retention.
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
  *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.

@@ -5,7 +5,8 @@ import type { RunIndexRow } from "../experts/session/run-index-writer";
 import { D1_TABLES } from "../storage-keys";
 import { timeParam, type QueryFixes } from "./admin-query";
 
-export const OUTCOMES = ["ok", "budget_exhausted", "cancelled", "error"] as const;
+/** `interrupted`: a run a session restart cut off (indexed by the restarted session). */
+export const OUTCOMES = ["ok", "budget_exhausted", "cancelled", "error", "interrupted"] as const;
 
 /** Where the next page starts: the last row's start time and run id (ties broken by id). */
 const cursorSchema = z.object({ s: z.number().int(), id: z.string().min(1).max(100) }).strict();

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import type { StepRecord } from "../../src/experts/run/expert-types";
-import { writeRunIndex, type RunIndexRow } from "../../src/experts/session/run-index-writer";
+import { indexedToolCalls, writeRunIndex, type RunIndexRow } from "../../src/experts/session/run-index-writer";
 
 /** A run index row with everything a test does not care about filled in. */
 export function indexRow(fields: Partial<RunIndexRow> & Pick<RunIndexRow, "skill" | "startedAt">): RunIndexRow {
@@ -29,11 +29,15 @@ export function indexRow(fields: Partial<RunIndexRow> & Pick<RunIndexRow, "skill
   };
 }
 
-/** Writes rows through the session's own writer, with the given tool calls as one step. */
+/** Writes rows through the session's own writer (one batch, as the alarm's flush does), with the given tool calls as one step. */
 export async function writeIndexRows(rows: readonly RunIndexRow[], calls: (row: RunIndexRow) => StepRecord["toolCalls"] = () => []): Promise<void> {
-  for (const row of rows) {
-    const toolCalls = calls(row);
-    const steps: StepRecord[] = toolCalls.length === 0 ? [] : [{ index: 0, finishReason: "tool-calls", inputTokens: 0, outputTokens: 0, text: "", toolCalls }];
-    await writeRunIndex(env.DB, row, steps);
-  }
+  await writeRunIndex(
+    env.DB,
+    rows.map((row) => {
+      const toolCalls = calls(row);
+      const steps: StepRecord[] =
+        toolCalls.length === 0 ? [] : [{ index: 0, finishReason: "tool-calls", inputTokens: 0, outputTokens: 0, text: "", toolCalls }];
+      return { row, calls: indexedToolCalls(steps) };
+    }),
+  );
 }

@@ -7,6 +7,7 @@ import { setModelResolverForTests } from "../../src/experts/models/model-resolve
 import { META_RUN } from "../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { scriptedModel } from "../support/workers/scripted-model";
+import { flushRunIndex } from "../support/workers/run-index-flush";
 import { connectClient } from "../mcp/mcp-test-client";
 import { admin, adminAs } from "./admin-test-client";
 
@@ -28,7 +29,7 @@ describe("admin runs API", () => {
     setModelResolverForTests(() => scriptedModel([{ text: "Second answer." }]));
     const second = await client.callTool({ name: "ask_docs", arguments: { query: "second question" } });
     runIds.push(first._meta?.[META_RUN] as string, second._meta?.[META_RUN] as string);
-    await sessionStub(env, SKILL, USER).runIndexSettled();
+    await flushRunIndex(sessionStub(env, SKILL, USER));
   });
   afterAll(async () => {
     setModelResolverForTests(undefined);

@@ -19,11 +19,11 @@ import { failedRun } from "../run/run-end";
 import { PausedRuns } from "./paused-runs";
 import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session-retention";
 import { RunLog, type StoredRun } from "./run-log";
-import { PendingIndexWrites } from "./run-index-writer";
+import { RunIndexOutbox, runIndexFlushDelay } from "./run-index-outbox";
+import { alarmNoLaterThan, earliest, setOrClearAlarm } from "./session-alarm";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
-import { finishRunTrace, startRunTrace } from "../trace/session-run-trace";
-import { alarmNoLaterThan, armEarliest } from "./session-alarm";
+import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 
@@ -41,8 +41,11 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly inFlight = new Map<string, AbortController>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
-  private readonly indexWrites = new PendingIndexWrites();
   private readonly tasks: SessionTasks;
+  /** Index rows of ended runs, written to D1 in batches by the alarm. */
+  private readonly indexOutbox: RunIndexOutbox;
+  /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
+  private retentionDueAt: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -56,9 +59,18 @@ export class ExpertSession extends DurableObject<Env> {
       cancelRun: (runId) => this.cancel(runId),
       wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
     });
-    // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
-    this.runs.abandonUnfinished(Date.now());
-    void this.armRetention();
+    this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
+    // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
+    // each is closed and indexed as interrupted.
+    const now = Date.now();
+    ctx.storage.transactionSync(() => {
+      this.indexOutbox.add(
+        this.runs.unfinished().map((run) => interruptedIndexEntry(run, now)),
+        now,
+      );
+      this.runs.abandonUnfinished(now);
+    });
+    void this.armAlarm(now);
     // Before any call is let in, so a cut-off run's slot is free for the next one.
     void ctx.blockConcurrencyWhile(() =>
       releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
@@ -142,9 +154,9 @@ export class ExpertSession extends DurableObject<Env> {
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
     this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
-    // The index row is written after the reply: not awaited here, kept alive by waitUntil.
-    const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
-    this.ctx.waitUntil(write);
+    // Not a D1 write on the call's path: the alarm flushes the outbox in batches.
+    this.indexOutbox.add([trace.indexEntry({ request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps })], endedAt);
+    await this.armIndexFlush();
     const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, endedAt);
     if (threadId !== null && result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
       // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
@@ -221,26 +233,42 @@ export class ExpertSession extends DurableObject<Env> {
   }
 
   /**
-   * Deletes runs and threads older than the skill's `retention_days` as of `now`, then sets the
-   * next alarm for when the oldest remaining row expires (at most a day away, so a shortened
-   * retention applies within a day); none while the session is empty.
+   * Deletes runs and threads older than the skill's `retention_days` as of `now` (and index rows
+   * still waiting from that long ago, logged), then sets the next alarm for when the oldest
+   * remaining row expires (at most a day away, so a shortened retention applies within a day) or
+   * the waiting index rows are due, whichever is first; none while the session is empty.
    */
   async purgeExpired(now = Date.now()): Promise<PurgeCount> {
     const skillName = sessionSkill(this.ctx.id.name) ?? this.ctx.storage.sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
     const skill = skillName === undefined ? null : await loadSkill(this.env, skillName);
     const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
     const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
+    this.indexOutbox.expire(now - retentionMs);
     const oldest = oldestKept(this.ctx.storage.sql);
     const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
-    await armEarliest(this.ctx.storage, [retentionDue, this.tasks.nextDue(now)]);
+    this.retentionDueAt = retentionDue ?? undefined;
+    await setOrClearAlarm(this.ctx.storage, earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
 
+  /**
+   * Flushes the run index outbox, then purges (which sets the next alarm). While runs keep
+   * ending, the alarm fires about once a second for the flush: the purge (which scans the runs
+   * and turns) waits for its own time when this instance knows it.
+   */
   override async alarm(): Promise<void> {
-    // Tasks first: waiting for them keeps the object alive; retention then sets the next alarm.
+    await this.indexOutbox.flush(this.env.DB);
+    // Waiting for running tasks keeps the object alive; runs that end meanwhile (the tasks' own
+    // among them) queue index rows, written right after.
     await this.tasks.onAlarm();
-    await this.purgeExpired();
+    await this.indexOutbox.flush(this.env.DB);
+    const now = Date.now();
+    if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
+      await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
+      return;
+    }
+    await this.purgeExpired(now);
   }
 
   /** Starts `request` as an MCP task and returns at once; the run goes on in this object (session-tasks.ts). */
@@ -264,9 +292,17 @@ export class ExpertSession extends DurableObject<Env> {
     return this.tasks.cancel(taskId);
   }
 
-  /** A session that holds rows always has a retention alarm; one a day finds the next expiry. */
-  private async armRetention(): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + DAY_MS);
+  /**
+   * A session that holds rows always has an alarm: the retention check a day on (which finds
+   * the next expiry), or sooner when index rows wait.
+   */
+  private async armAlarm(now: number): Promise<void> {
+    await alarmNoLaterThan(this.ctx.storage, Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
+  }
+
+  private async armIndexFlush(): Promise<void> {
+    const due = this.indexOutbox.dueAt();
+    if (due !== null) await alarmNoLaterThan(this.ctx.storage, due);
   }
 
   async run(runId: string): Promise<StoredRun | null> {
@@ -279,11 +315,6 @@ export class ExpertSession extends DurableObject<Env> {
 
   async steps(runId: string): Promise<StepRecord[]> {
     return this.runs.steps(runId);
-  }
-
-  /** Resolves once every run index write this object started has landed (or failed and was logged). */
-  async runIndexSettled(): Promise<void> {
-    await this.indexWrites.settled();
   }
 
   async connectionStates(): Promise<Record<string, ConnectionState>> {

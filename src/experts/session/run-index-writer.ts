@@ -1,4 +1,3 @@
-import { log } from "../../observability/logger";
 import { D1_TABLES } from "../../storage-keys";
 import type { StepRecord } from "../run/expert-types";
 
@@ -14,6 +13,7 @@ export interface RunIndexRow {
   catalogVersion: number | null;
   provider: string;
   model: string;
+  /** A run's outcome, or `interrupted` for one a session restart cut off. */
   outcome: string;
   traceId: string;
   startedAt: number;
@@ -28,51 +28,94 @@ export interface RunIndexRow {
   cost: number | null;
 }
 
-/** D1 binds at most 100 parameters per statement; a tool-call row binds 10. */
+/** One row of D1 `run_tool_calls` before it has its run id and place: no arguments, no result. */
+export interface IndexedToolCall {
+  server: string;
+  tool: string;
+  status: string;
+  elapsedMs: number;
+  bytes: number;
+  /** The server's error (already redacted and cut by the trace); null for any other status. */
+  error: string | null;
+}
+
+/** What one run puts in the index: its summary row and its downstream calls. */
+export interface RunIndexEntry {
+  row: RunIndexRow;
+  calls: IndexedToolCall[];
+}
+
+/** D1 binds at most 100 parameters per statement: a run row binds 22, a tool-call row 10. */
+const RUNS_PER_INSERT = 4;
 const CALLS_PER_INSERT = 10;
 
 /** Statuses that count as a downstream server's error (refusals and cancellations are ours). */
 const SERVER_ERROR_STATUSES = new Set(["error"]);
 
+/** The downstream calls of a run's (traced) steps, as the index keeps them. */
+export function indexedToolCalls(steps: readonly StepRecord[]): IndexedToolCall[] {
+  return steps
+    .flatMap((step) => step.toolCalls)
+    .filter((call) => call.server !== undefined && call.tool !== undefined)
+    .map((call) => ({
+      server: call.server ?? "",
+      tool: call.tool ?? "",
+      status: call.status,
+      elapsedMs: call.elapsedMs,
+      bytes: call.bytes,
+      error: SERVER_ERROR_STATUSES.has(call.status) ? (call.error ?? null) : null,
+    }));
+}
+
+/** Server errors among a run's tool calls. */
+export function toolErrorCount(steps: readonly StepRecord[]): number {
+  return steps.reduce((sum, step) => sum + step.toolCalls.filter((call) => SERVER_ERROR_STATUSES.has(call.status)).length, 0);
+}
+
 /**
- * Writes a finished run's summary and its downstream calls to the tenant's index in one batch.
- * Never throws: the run is already answered and recorded in the session; a lost index row is
- * logged, not retried into the caller's latency.
+ * The statements that write these runs' summaries and downstream calls, several rows per
+ * statement. Idempotent (INSERT OR REPLACE), so a batch sent twice leaves the same rows.
  */
-export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: readonly StepRecord[]): Promise<void> {
-  const calls = steps.flatMap((step) => step.toolCalls).filter((call) => call.server !== undefined && call.tool !== undefined);
-  const statements = [
-    db
-      .prepare(
-        `INSERT OR REPLACE INTO ${D1_TABLES.runIndex} (run_id, skill, expert, user_id, user_login, user_email, thread_id, catalog_version, provider, model,
-           outcome, trace_id, started_at, ended_at, elapsed_ms, steps, input_tokens, output_tokens, tool_calls, tool_errors, downstream_bytes, cost)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(
-        row.runId,
-        row.skill,
-        row.expert,
-        row.userId,
-        row.userLogin,
-        row.userEmail,
-        row.threadId,
-        row.catalogVersion,
-        row.provider,
-        row.model,
-        row.outcome,
-        row.traceId,
-        row.startedAt,
-        row.endedAt,
-        row.elapsedMs,
-        row.steps,
-        row.inputTokens,
-        row.outputTokens,
-        row.toolCalls,
-        row.toolErrors,
-        row.downstreamBytes,
-        row.cost,
-      ),
-  ];
+export function runIndexStatements(db: D1Database, entries: readonly RunIndexEntry[]): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < entries.length; i += RUNS_PER_INSERT) {
+    const rows = entries.slice(i, i + RUNS_PER_INSERT).map((entry) => entry.row);
+    statements.push(
+      db
+        .prepare(
+          `INSERT OR REPLACE INTO ${D1_TABLES.runIndex} (run_id, skill, expert, user_id, user_login, user_email, thread_id, catalog_version, provider, model,
+             outcome, trace_id, started_at, ended_at, elapsed_ms, steps, input_tokens, output_tokens, tool_calls, tool_errors, downstream_bytes, cost)
+           VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+        )
+        .bind(
+          ...rows.flatMap((row) => [
+            row.runId,
+            row.skill,
+            row.expert,
+            row.userId,
+            row.userLogin,
+            row.userEmail,
+            row.threadId,
+            row.catalogVersion,
+            row.provider,
+            row.model,
+            row.outcome,
+            row.traceId,
+            row.startedAt,
+            row.endedAt,
+            row.elapsedMs,
+            row.steps,
+            row.inputTokens,
+            row.outputTokens,
+            row.toolCalls,
+            row.toolErrors,
+            row.downstreamBytes,
+            row.cost,
+          ]),
+        ),
+    );
+  }
+  const calls = entries.flatMap(({ row, calls }) => calls.map((call, seq) => ({ row, call, seq })));
   for (let i = 0; i < calls.length; i += CALLS_PER_INSERT) {
     const batch = calls.slice(i, i + CALLS_PER_INSERT);
     statements.push(
@@ -82,62 +125,31 @@ export async function writeRunIndex(db: D1Database, row: RunIndexRow, steps: rea
            VALUES ${batch.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
         )
         .bind(
-          ...batch.flatMap((call, offset) => [
+          ...batch.flatMap(({ row, call, seq }) => [
             row.runId,
-            i + offset,
+            seq,
             row.skill,
-            call.server ?? "",
-            call.tool ?? "",
+            call.server,
+            call.tool,
             call.status,
             call.elapsedMs,
             call.bytes,
-            SERVER_ERROR_STATUSES.has(call.status) ? (call.error ?? null) : null,
+            call.error,
             row.endedAt,
           ]),
         ),
     );
   }
-  try {
-    await db.batch(statements);
-  } catch (error) {
-    log("error", "run index write failed", { runId: row.runId, skill: row.skill, error: String(error) });
-  }
+  return statements;
 }
 
-/** Server errors among a run's tool calls. */
-export function toolErrorCount(steps: readonly StepRecord[]): number {
-  return steps.reduce((sum, step) => sum + step.toolCalls.filter((call) => SERVER_ERROR_STATUSES.has(call.status)).length, 0);
+/** How many statements `runIndexStatements` makes for these runs (to bound a batch before building it). */
+export function runIndexStatementCount(runs: number, calls: number): number {
+  return Math.ceil(runs / RUNS_PER_INSERT) + Math.ceil(calls / CALLS_PER_INSERT);
 }
 
-/**
- * Index writes still in flight, so a test (or a shutdown) can wait for them to land instead of
- * guessing how long they take.
- */
-export class PendingIndexWrites {
-  private readonly pending = new Set<Promise<void>>();
-
-  track(write: Promise<void>): Promise<void> {
-    const tracked = write.finally(() => this.pending.delete(tracked));
-    this.pending.add(tracked);
-    return tracked;
-  }
-
-  async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-  }
-}
-
-/**
- * Test seam: holds index writes until the promise settles, so a test can see the call answered
- * while its index write has not happened yet. Only code sets it; the session honours it only
- * when ENVIRONMENT is "test".
- */
-let heldUntil: Promise<unknown> | undefined;
-
-export function holdRunIndexWritesForTests(until: Promise<unknown> | undefined): void {
-  heldUntil = until;
-}
-
-export function runIndexWriteHold(): Promise<unknown> | undefined {
-  return heldUntil;
+/** Writes the runs in one D1 batch (one transaction: all of it or none). Throws when D1 refuses it. */
+export async function writeRunIndex(db: D1Database, entries: readonly RunIndexEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await db.batch(runIndexStatements(db, entries));
 }

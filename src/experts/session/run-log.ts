@@ -84,6 +84,11 @@ export class RunLog {
     for (let i = 0; i < result.steps.length; i += STEPS_PER_INSERT) this.insertSteps(runId, result.steps.slice(i, i + STEPS_PER_INSERT));
   }
 
+  /** Runs still "running": on a fresh instance, the ones a restart cut off. */
+  unfinished(): StoredRun[] {
+    return this.sql.exec<RunRow>(`SELECT * FROM runs WHERE outcome = 'running'`).toArray().map(toStoredRun);
+  }
+
   /** Marks runs a restart interrupted: nothing stays "running" forever. */
   abandonUnfinished(endedAt: number): number {
     return this.sql.exec(

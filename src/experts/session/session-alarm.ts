@@ -1,16 +1,25 @@
 /**
- * A Durable Object has one alarm, and the session's parts (retention, tasks, …) each have their
- * own next due time: the alarm is set to the earliest, and the handler calls every part, each
- * doing what is due and ignoring the rest.
+ * An ExpertSession has one alarm (a Durable Object has one) for three jobs, each with its own
+ * next due time: flushing the run index outbox (about a second after a run ends), MCP tasks
+ * (running ones keep the object alive; ones a restart cut off are run again) and the retention
+ * purge (when the oldest row expires, at most a day away). The alarm is set to the earliest;
+ * `alarm()` does what is due and sets it again.
  */
-export async function armEarliest(storage: DurableObjectStorage, dues: ReadonlyArray<number | null>): Promise<void> {
-  const due = dues.filter((at): at is number => at !== null);
-  if (due.length === 0) await storage.deleteAlarm();
-  else await storage.setAlarm(Math.min(...due));
+
+/** The earliest of the given times, ignoring nulls; null when all are. */
+export function earliest(...times: readonly (number | null)[]): number | null {
+  const set = times.filter((time): time is number => time !== null);
+  return set.length === 0 ? null : Math.min(...set);
 }
 
-/** Brings the alarm forward to `due` when it is set later (or not at all); never pushes it back. */
-export async function alarmNoLaterThan(storage: DurableObjectStorage, due: number): Promise<void> {
+/** Brings the alarm forward to `at` when it is unset or later; never puts it off. */
+export async function alarmNoLaterThan(storage: DurableObjectStorage, at: number): Promise<void> {
   const current = await storage.getAlarm();
-  if (current === null || current > due) await storage.setAlarm(due);
+  if (current === null || current > at) await storage.setAlarm(at);
+}
+
+/** Sets the alarm to `at`, or deletes it when nothing is due. */
+export async function setOrClearAlarm(storage: DurableObjectStorage, at: number | null): Promise<void> {
+  if (at === null) await storage.deleteAlarm();
+  else await storage.setAlarm(at);
 }

@@ -16,6 +16,9 @@
  * thread_turns       the ModelMessages of a thread, oldest first, trimmed to a token budget.
  * paused_runs        a run of an ask_back expert waiting for the orchestrator's answer, one per
  *                    thread: its durable state (paused-run.ts) as JSON, until answered or expired.
+ * run_index_outbox   an ended run's D1 run index row and tool-call rows (JSON) waiting for the
+ *                    alarm's batched flush (run-index-outbox.ts), with its failed attempts and
+ *                    retry time; deleted once written to D1.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -107,6 +110,18 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
        attempts INTEGER NOT NULL DEFAULT 0
      )`,
     `CREATE INDEX IF NOT EXISTS tasks_created_at ON tasks (created_at)`,
+  ],
+  // The run index is written by the alarm in batches: rows wait here, durable, until then.
+  [
+    `CREATE TABLE IF NOT EXISTS run_index_outbox (
+       seq INTEGER PRIMARY KEY AUTOINCREMENT,
+       run_id TEXT NOT NULL UNIQUE,
+       entry TEXT NOT NULL,
+       started_at INTEGER NOT NULL,
+       queued_at INTEGER NOT NULL,
+       attempts INTEGER NOT NULL DEFAULT 0,
+       retry_at INTEGER NOT NULL DEFAULT 0
+     )`,
   ],
 ];
 

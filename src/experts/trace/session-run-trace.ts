@@ -6,9 +6,9 @@ import type { ToolSource } from "../../downstream/downstream-types";
 import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
 import type { ExpertCallRequest } from "../session/expert-call";
 import type { ExpertRunResult, StepRecord } from "../run/expert-types";
-import { modelIdOf } from "../models/model-defaults";
-import type { RunEndTrace, StoredRunStart } from "../session/run-log";
-import { runIndexWriteHold, toolErrorCount, writeRunIndex } from "../session/run-index-writer";
+import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
+import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
+import { indexedToolCalls, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
 import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
@@ -39,8 +39,8 @@ export interface SessionRunTrace {
   /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
   tools(source: ToolSource): ToolSource;
   retriesPerCall(): number[];
-  /** Writes the run's index row; resolves when written (or failed and logged). */
-  index(env: Env, context: RunIndexContext): Promise<void>;
+  /** The run's index row and tool-call rows, for the session's outbox (run-index-outbox.ts). */
+  indexEntry(context: RunIndexContext): RunIndexEntry;
 }
 
 export function startRunTrace(env: Env, request: ExpertCallRequest, skill: SkillConfig, expert: ExpertConfig): SessionRunTrace {
@@ -67,14 +67,11 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
       ...(source.skill === undefined ? {} : { skill: source.skill }),
     }),
     retriesPerCall: () => traced?.retriesPerCall() ?? [],
-    async index(env, context) {
-      const hold = env.ENVIRONMENT === "test" ? runIndexWriteHold() : undefined;
-      if (hold) await hold.catch(() => undefined);
+    indexEntry(context) {
       const { result, expert } = context;
       const model = modelIdOf(expert);
-      await writeRunIndex(
-        env.DB,
-        {
+      return {
+        row: {
           runId: context.request.runId,
           skill: context.request.skill,
           expert: expert.name,
@@ -98,8 +95,8 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
           downstreamBytes: result.usage.downstreamBytesRead,
           cost: modelCost(context.skill.config.pricing, expert.provider, model, result.usage.inputTokens, result.usage.outputTokens),
         },
-        context.steps,
-      );
+        calls: indexedToolCalls(context.steps),
+      };
     },
   };
 }
@@ -133,4 +130,45 @@ function withDecidedStep(result: ExpertRunResult, traced: StepRecord[], redact: 
   if (decided.length === 0) return traced;
   const [step] = tracedSteps([{ index: 0, finishReason: "approval", inputTokens: 0, outputTokens: 0, text: "", toolCalls: decided }], [], redact);
   return [...(step ? [step] : []), ...traced].map((entry, index) => ({ ...entry, index }));
+}
+
+/**
+ * The index row of a run a session restart cut off (RunLog.abandonUnfinished), from what its
+ * record held when it started: outcome `interrupted`, ended at the restart. Its steps, tokens and
+ * tool calls were never recorded (they are stored when a run ends), so they count as none, and
+ * its cost is unknown (null).
+ */
+export function interruptedIndexEntry(run: StoredRun, endedAt: number): RunIndexEntry {
+  return {
+    row: {
+      runId: run.id,
+      skill: run.skill,
+      expert: run.expert,
+      userId: run.userId,
+      userLogin: run.caller?.login ?? null,
+      userEmail: run.caller?.email ?? null,
+      threadId: run.threadId,
+      catalogVersion: run.catalogVersion,
+      provider: run.provider,
+      model: run.model ?? defaultModelId(run.provider),
+      outcome: "interrupted",
+      traceId: run.traceId ?? traceIdOf(run.id),
+      startedAt: run.startedAt,
+      endedAt,
+      elapsedMs: Math.max(0, endedAt - run.startedAt),
+      steps: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      toolCalls: 0,
+      toolErrors: 0,
+      downstreamBytes: 0,
+      cost: null,
+    },
+    calls: [],
+  };
+}
+
+/** A stored run names its model only when the expert did; otherwise it ran on its provider's default. */
+function defaultModelId(provider: string): string {
+  return Object.hasOwn(DEFAULT_MODEL_IDS, provider) ? DEFAULT_MODEL_IDS[provider as keyof typeof DEFAULT_MODEL_IDS] : "unknown";
 }

@@ -8,6 +8,7 @@ import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-clien
 import { expertOf } from "../../support/workers/session-helpers";
 import { dashboardFetch } from "../../dashboard/dashboard-test-client";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+import { flushRunIndex } from "../../support/workers/run-index-flush";
 
 const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "approvals");
@@ -201,7 +202,7 @@ describe("approvals: calls that need the user's approval", () => {
       calls: [{ status: "declined", decision: { outcome: "declined", by: "orchestrator" } }],
     });
     // The admin's trace page shows the decision.
-    await session().runIndexSettled();
+    await flushRunIndex(session());
     const trace = await (await dashboardFetch(`/admin/runs/${resumed.runId}`, {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
     expect(trace).toContain("Decision: declined by the orchestrator");
     // Decided once: the thread has nothing waiting any more.

@@ -1,8 +1,9 @@
-import { runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+import { flushRunIndex } from "../../support/workers/run-index-flush";
 
 const DAY = 86_400_000;
 const dora: UserProps = { userId: "u-retention-dora", login: "dora", role: "member" };
@@ -64,6 +65,11 @@ describe("session retention", () => {
     // Injected clock: two more days on, the other run is past 7 days too.
     expect(await session.purgeExpired(Date.now() + 2 * DAY)).toEqual({ runs: 1, threads: 1 });
     expect(await counts("retention-short")).toEqual({ runs: 0, steps: 0, threads: 0, turns: 0, paused: 0 });
+    // The two runs' index rows still wait for the flush (the purge never drops them unwritten),
+    // so the alarm stays; once they are written, an empty session has none.
+    expect(await runInDurableObject(session, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
+    await flushRunIndex(session);
+    expect(await env.DB.prepare(`SELECT count(*) AS n FROM run_index WHERE run_id IN (?, ?)`).bind(old.runId, recent.runId).first("n")).toBe(2);
     expect(await runInDurableObject(session, (_instance, state) => state.storage.getAlarm())).toBeNull();
   });
 

@@ -3,12 +3,12 @@ import { APICallError } from "ai";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
-import { holdRunIndexWritesForTests } from "../../../src/experts/session/run-index-writer";
 import { toToolResult, META_TRACE } from "../../../src/mcp/expert-tool-result";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
+import { flushRunIndex } from "../../support/workers/run-index-flush";
 import { useCatalogWithScriptedModels, usage } from "../../support/workers/scripted-model";
 
 const SECRET = "tok-fixture-5ecr3t-77"; // FIXTURE_TOKEN in vitest.config.ts: a downstream header secret
@@ -60,7 +60,7 @@ describe("a run is a full trace", () => {
     const request = call("echoer", `please use ${SECRET} or ${MODEL_KEY}`);
     const result = await session().callExpert(request);
     expect(result.outcome).toBe("ok");
-    await session().runIndexSettled();
+    await flushRunIndex(session());
 
     // The trace id travels in _meta with the run id, and on every request the run made.
     const traceId = result.traceId ?? "";
@@ -172,7 +172,7 @@ describe("a run is a full trace", () => {
     await waitFor("the fixture to receive the sleep call", async () => ((await readFixtureStats(echo)).calls.sleep === 1 ? true : undefined));
     expect(await session().cancel(request.runId)).toBe(true);
     expect((await running).outcome).toBe("cancelled");
-    await session().runIndexSettled();
+    await flushRunIndex(session());
     const steps = await session().steps(request.runId);
     expect(steps.at(-1)).toMatchObject({
       finishReason: "interrupted",
@@ -180,24 +180,5 @@ describe("a run is a full trace", () => {
     });
     const indexed = await env.DB.prepare("SELECT tool, status FROM run_tool_calls WHERE run_id = ?").bind(request.runId).all();
     expect(indexed.results).toEqual([{ tool: "sleep", status: "cancelled" }]);
-  });
-
-  it("answers before the index row is written, and the row lands afterwards", async () => {
-    let release = () => {};
-    holdRunIndexWritesForTests(new Promise<void>((resolve) => (release = resolve)));
-    try {
-      models.play([{ text: "quick" }]);
-      const request = call("echoer", "index later");
-      const result = await session().callExpert(request);
-      expect(result.outcome).toBe("ok");
-      // The reply came back while the write is still held: the index is not on the call's path.
-      expect(await env.DB.prepare("SELECT run_id FROM run_index WHERE run_id = ?").bind(request.runId).first()).toBeNull();
-      release();
-      await session().runIndexSettled();
-      expect(await env.DB.prepare("SELECT run_id FROM run_index WHERE run_id = ?").bind(request.runId).first()).toEqual({ run_id: request.runId });
-    } finally {
-      holdRunIndexWritesForTests(undefined);
-      release();
-    }
   });
 });

@@ -1,0 +1,3 @@
+import { holdRunIndexFlushForTests } from "./support/workers/run-index-flush";
+
+holdRunIndexFlushForTests();
