@@ -261,8 +261,7 @@ export class ExpertSession extends DurableObject<Env> {
     await this.indexOutbox.flush(this.env.DB);
     // Waiting for running tasks keeps the object alive; runs that end meanwhile (the tasks' own
     // among them) queue index rows, written right after.
-    await this.tasks.onAlarm();
-    await this.indexOutbox.flush(this.env.DB);
+    if ((await this.tasks.onAlarm()) > 0) await this.indexOutbox.flush(this.env.DB);
     const now = Date.now();
     if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
       await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.tasks.nextDue(now), this.indexOutbox.dueAt()));

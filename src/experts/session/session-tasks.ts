@@ -70,10 +70,13 @@ export class SessionTasks {
   }
 
   /** The alarm's part: drop expired tasks, start those a restart cut off, wait for every running one. */
-  async onAlarm(now = Date.now()): Promise<void> {
+  /** Returns how many running tasks it waited for. */
+  async onAlarm(now = Date.now()): Promise<number> {
     this.store.purgeExpired(now);
     for (const { task, request } of this.store.working()) this.launch(task, request);
-    await Promise.allSettled([...this.running.values()]);
+    const running = [...this.running.values()];
+    await Promise.allSettled(running);
+    return running.length;
   }
 
   nextDue(now: number): number | null {
