@@ -23,6 +23,7 @@ import { PendingIndexWrites } from "./run-index-writer";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, startRunTrace } from "../trace/session-run-trace";
+import { LivePublisher } from "../live/live-publisher";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -39,6 +40,7 @@ export class ExpertSession extends DurableObject<Env> {
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly indexWrites = new PendingIndexWrites();
+  private readonly live: LivePublisher;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,6 +48,7 @@ export class ExpertSession extends DurableObject<Env> {
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
+    this.live = new LivePublisher(env, ctx);
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart.
     this.runs.abandonUnfinished(Date.now());
     void this.armRetention();
@@ -98,6 +101,8 @@ export class ExpertSession extends DurableObject<Env> {
       startedAt,
       ...trace.start,
     });
+    const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
+    this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
 
     let result: ExpertRunResult;
     let resumed: PausedRun | undefined;
@@ -115,7 +120,10 @@ export class ExpertSession extends DurableObject<Env> {
         model,
         tools: trace.tools(this.poolFor(request.skill, skill.config)),
         signal: controller.signal,
-        onStep: (progress) => report(onProgress, progress),
+        onStep: (progress) => {
+          report(onProgress, progress);
+          this.live.step(request.runId, progress);
+        },
       });
     } catch (error) {
       result = failedRun(error, startedAt);
@@ -128,6 +136,7 @@ export class ExpertSession extends DurableObject<Env> {
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
     this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
+    this.live.ended(liveRun, result, stored.steps, endedAt);
     // The index row is written after the reply: not awaited here, kept alive by waitUntil.
     const write = this.indexWrites.track(trace.index(this.env, { request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps }));
     this.ctx.waitUntil(write);
