@@ -116,7 +116,10 @@ export class LiveRunFeed extends DurableObject<Env> {
       event.at,
       event.at,
     );
-    sql.exec(`DELETE FROM live_runs WHERE ended_at IS NOT NULL AND run_id NOT IN (SELECT run_id FROM live_runs WHERE ended_at IS NOT NULL ORDER BY ended_at DESC LIMIT ?)`, MAX_LIVE_RUNS);
+    sql.exec(
+      `DELETE FROM live_runs WHERE ended_at IS NOT NULL AND run_id NOT IN (SELECT run_id FROM live_runs WHERE ended_at IS NOT NULL ORDER BY ended_at DESC LIMIT ?)`,
+      MAX_LIVE_RUNS,
+    );
     return true;
   }
 

@@ -1,0 +1,101 @@
+import { env } from "cloudflare:test";
+import { describe, expect, inject, it } from "vitest";
+import type { LiveEvent, LiveMessage } from "../../../src/experts/live/live-events";
+import { LivePublisher } from "../../../src/experts/live/live-publisher";
+import { liveFeedStub } from "../../../src/experts/live/live-run-feed";
+import { taggedBase } from "../../fixtures/fixture-stats-client";
+import { waitFor } from "../../support/wait-for";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+import { callOf, carol, expertOf, sessionOf } from "../../support/workers/session-helpers";
+
+const fixtures = inject("fixtureServers");
+const echo = taggedBase(fixtures.echo, "live-publisher");
+const skill = "live-publisher";
+const ARGUMENT = "the-caller-argument-7f3a";
+const TOOL_INPUT = "the-tool-input-91c2";
+const ANSWER = "the-answer-text-44de";
+
+/** The tenant's feed as an admin's browser sees it. */
+async function watchFeed(): Promise<{ messages: LiveMessage[]; close(): void }> {
+  const response = await liveFeedStub(env).fetch("https://live-feed/socket", { headers: { upgrade: "websocket" } });
+  const ws = response.webSocket;
+  if (!ws) throw new Error("no WebSocket");
+  const messages: LiveMessage[] = [];
+  ws.addEventListener("message", (event) => {
+    messages.push(JSON.parse(String(event.data)) as LiveMessage);
+  });
+  ws.accept();
+  return { messages, close: () => ws.close(1000, "done") };
+}
+
+function eventsOf(messages: LiveMessage[], runId: string): LiveEvent[] {
+  return messages.flatMap((message) => {
+    if (message.type === "snapshot") return [];
+    return (message.type === "run-started" ? message.run.runId : message.runId) === runId ? [message] : [];
+  });
+}
+
+describe("an ExpertSession publishes its runs to the live feed", () => {
+  const models = useCatalogWithScriptedModels({
+    skills: {
+      [skill]: {
+        servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
+        experts: [expertOf("echoer", { echo: ["echo"] }, { max_steps: 4 })],
+      },
+    },
+  });
+
+  it("sends run started, each step and run ended, with names, counts, tokens and tool statuses but no arguments, results or answers", async () => {
+    const feed = await watchFeed();
+    models.play([
+      { calls: [{ name: "echo__echo", input: { text: TOOL_INPUT } }], outputTokens: 7 },
+      { text: ANSWER, outputTokens: 3 },
+    ]);
+    const call = callOf(skill, "echoer", ARGUMENT);
+    const result = await sessionOf(skill).callExpert(call);
+    expect(result.outcome).toBe("ok");
+    const events = await waitFor("the run's end on the feed", () => {
+      const found = eventsOf(feed.messages, call.runId);
+      return found.some((event) => event.type === "run-ended") ? found : undefined;
+    });
+    feed.close();
+    expect(events.map((event) => (event.type === "run-step" ? `${event.type} ${event.step}: ${event.activity}` : event.type))).toEqual([
+      "run-started",
+      "run-step 1: calling echo__echo",
+      "run-step 2: writing the answer",
+      "run-ended",
+    ]);
+    expect(events[0]).toMatchObject({ run: { skill, expert: "echoer", user: { id: carol.userId, login: carol.login }, maxSteps: 4, step: 0 } });
+    expect(events[3]).toMatchObject({
+      outcome: "ok",
+      steps: 2,
+      toolCalls: 1,
+      inputTokens: 20,
+      outputTokens: 10,
+      tools: [{ name: "echo__echo", status: "ok" }],
+    });
+    const text = JSON.stringify(events);
+    for (const secret of [ARGUMENT, TOOL_INPUT, ANSWER, "tok-fixture-5ecr3t-77"]) expect(text).not.toContain(secret);
+  });
+});
+
+describe("LivePublisher", () => {
+  const start = { runId: "run-1", skill: "s", expert: "e", user: carol, startedAt: 1, maxSteps: 2 };
+
+  it("never throws into the run and never rejects what it hands to waitUntil, when the feed is missing or fails", async () => {
+    const kept: Promise<unknown>[] = [];
+    const state = { waitUntil: (promise: Promise<unknown>) => void kept.push(promise) };
+    const missing = { ...env, LIVE_FEED: undefined } as unknown as Env;
+    const failing = {
+      ...env,
+      LIVE_FEED: { idFromName: () => "id", get: () => ({ publish: () => Promise.reject(new Error("feed down")) }) },
+    } as unknown as Env;
+    for (const broken of [missing, failing]) {
+      const publisher = new LivePublisher(broken, state);
+      expect(() => publisher.started(start)).not.toThrow();
+      expect(() => publisher.step("run-1", { step: 1, maxSteps: 2, message: "calling x" })).not.toThrow();
+    }
+    expect(kept).toHaveLength(2);
+    await expect(Promise.all(kept)).resolves.toBeDefined();
+  });
+});
