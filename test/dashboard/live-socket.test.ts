@@ -52,22 +52,24 @@ describe("live page and its WebSocket", () => {
   it("renders the runs in flight into the page (for a browser without JavaScript) under a CSP that lets the script reach only this origin", async () => {
     const runId = crypto.randomUUID();
     const at = Date.now();
-    await liveFeedStub(env).publish({
-      type: "run-started",
-      at,
-      run: {
-        runId,
-        skill: "live-page",
-        expert: "slow_<b>expert</b>",
-        user: { id: "dev-carol", login: "carol" },
-        startedAt: at,
-        maxSteps: 5,
-        step: 0,
-        activity: "starting",
-        updatedAt: at,
+    await liveFeedStub(env).publish([
+      {
+        type: "run-started",
+        at,
+        run: {
+          runId,
+          skill: "live-page",
+          expert: "slow_<b>expert</b>",
+          user: { id: "dev-carol", login: "carol" },
+          startedAt: at,
+          maxSteps: 5,
+          step: 0,
+          activity: "starting",
+          updatedAt: at,
+        },
       },
-    });
-    await liveFeedStub(env).publish({ type: "run-step", at, runId, step: 2, maxSteps: 5, activity: "calling fx__echo" });
+      { type: "run-step", at, runId, step: 2, maxSteps: 5, activity: "calling fx__echo" },
+    ]);
     const cookie = await signInAs("alice");
     const page = await dashboardFetch("/admin/live", { headers: { cookie } });
     expect(page.status).toBe(200);
@@ -77,21 +79,23 @@ describe("live page and its WebSocket", () => {
     expect(text).toContain("step 2 of 5");
     expect(text).toContain('<a href="/admin/live">Refresh</a>');
     expect(page.headers.get("content-security-policy")).toMatch(/script-src 'nonce-[^']+'; connect-src 'self';/);
-    await liveFeedStub(env).publish({
-      type: "run-ended",
-      at,
-      runId,
-      skill: "live-page",
-      expert: "slow",
-      user: { id: "dev-carol", login: "carol" },
-      outcome: "ok",
-      steps: 2,
-      toolCalls: 1,
-      inputTokens: 1,
-      outputTokens: 1,
-      elapsedMs: 1,
-      tools: [],
-    });
+    await liveFeedStub(env).publish([
+      {
+        type: "run-ended",
+        at,
+        runId,
+        skill: "live-page",
+        expert: "slow",
+        user: { id: "dev-carol", login: "carol" },
+        outcome: "ok",
+        steps: 2,
+        toolCalls: 1,
+        inputTokens: 1,
+        outputTokens: 1,
+        elapsedMs: 1,
+        tools: [],
+      },
+    ]);
     expect(await (await dashboardFetch("/admin/live", { headers: { cookie } })).text()).not.toContain(runId);
   });
 });

@@ -93,6 +93,6 @@ export function aggregateUsage(runs: readonly UsageRun[], groupBy: readonly Usag
 }
 
 /** Cost sums of many small floats: rounded to 1e-9 so sums read as the arithmetic says. */
-function roundMoney(value: number): number {
+export function roundMoney(value: number): number {
   return Math.round(value * 1e9) / 1e9;
 }

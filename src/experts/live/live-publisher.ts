@@ -5,6 +5,9 @@ import { cutName, type LiveEvent } from "./live-events";
 import { type LiveRunFeed, liveFeedStub } from "./live-run-feed";
 
 const MAX_TOOLS = 50;
+/** Events in one call to the feed, and calls in a row before what is left is dropped (a stuck feed must not hold memory). */
+const MAX_BATCH = 50;
+const MAX_CALLS_PER_DRAIN = 100;
 
 export interface LiveRunStart {
   runId: string;
@@ -16,13 +19,17 @@ export interface LiveRunStart {
 }
 
 /**
- * How an ExpertSession tells the tenant's live feed about its runs: one RPC per event, sent
- * without awaiting and kept alive by `waitUntil`, so the feed can neither fail nor slow a run.
- * One stub per session object, because calls made through one stub arrive in the order sent
- * (a step never overtakes its run's start).
+ * How an ExpertSession tells the tenant's live feed about its runs, never awaited on the run's
+ * path and kept alive by `waitUntil`, so the feed can neither fail nor hold up a run. One call to
+ * the feed at a time per session: events that come while it is under way go together in the
+ * next call, in order (a step never overtakes its run's start), and a step replaces its run's
+ * earlier step still waiting. A slow model's steps each reach the page; a burst of fast steps
+ * costs one call, not one per step (measured: docs/platform-notes.md#live-runs-over-websockets).
  */
 export class LivePublisher {
   private stub: DurableObjectStub<LiveRunFeed> | undefined;
+  private readonly queue: LiveEvent[] = [];
+  private sending = false;
 
   constructor(
     private readonly env: Env,
@@ -74,15 +81,33 @@ export class LivePublisher {
 
   private send(event: () => LiveEvent): void {
     try {
-      this.stub ??= liveFeedStub(this.env);
-      const stub = this.stub;
-      const built = event();
-      const sent = (async () => {
-        await stub.publish(built);
-      })().catch((error: unknown) => log("warn", "live feed event not delivered", { type: built.type, error: String(error) }));
-      this.state.waitUntil(sent);
+      const next = event();
+      // A step still waiting replaces the earlier one of its run: the admin sees the latest step.
+      const waiting = next.type === "run-step" ? this.queue.findIndex((queued) => queued.type === "run-step" && queued.runId === next.runId) : -1;
+      if (waiting >= 0) this.queue[waiting] = next;
+      else this.queue.push(next);
+      if (!this.sending) this.state.waitUntil(this.drain());
     } catch (error) {
       log("warn", "live feed event not sent", { error: String(error) });
+    }
+  }
+
+  /** One call at a time; what queued meanwhile goes in the next call, in order. Never rejects. */
+  private async drain(): Promise<void> {
+    this.sending = true;
+    try {
+      for (let calls = 0; this.queue.length > 0 && calls < MAX_CALLS_PER_DRAIN; calls += 1) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          this.stub ??= liveFeedStub(this.env);
+          await this.stub.publish(batch);
+        } catch (error) {
+          log("warn", "live feed events not delivered", { events: batch.length, error: String(error) });
+        }
+      }
+      this.queue.length = 0;
+    } finally {
+      this.sending = false;
     }
   }
 }

@@ -26,6 +26,9 @@ const storedRunSchema = z.object({ run: z.string(), ended_at: z.number().nullabl
  * authorised by the dashboard (admin session cookie, same Origin).
  */
 export class LiveRunFeed extends DurableObject<Env> {
+  /** The alarm's time as last read or set; undefined until read in this instance. */
+  private alarmAt: number | null | undefined;
+
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(
@@ -47,13 +50,17 @@ export class LiveRunFeed extends DurableObject<Env> {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Called by ExpertSessions (fire and forget): stores what the event changes and pushes it to every socket. */
-  async publish(event: LiveEvent): Promise<void> {
+  /** Called by ExpertSessions (never awaited on a run's path): stores what the events change and pushes each to every socket. */
+  async publish(events: readonly LiveEvent[]): Promise<void> {
     const now = Date.now();
-    this.expire(now);
-    if (!this.apply(event)) return;
-    this.broadcast(JSON.stringify(event satisfies LiveMessage), now);
-    await this.armExpiry();
+    let started = false;
+    for (const event of events) {
+      if (!this.apply(event)) continue;
+      started ||= event.type === "run-started";
+      this.broadcast(JSON.stringify(event satisfies LiveMessage), now);
+    }
+    // Only a new run can bring the next expiry forward; steps and ends never need the alarm moved.
+    if (started) await this.armExpiry();
   }
 
   /** The runs in flight, oldest first, for a page rendered without JavaScript. */
@@ -76,6 +83,8 @@ export class LiveRunFeed extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    // The alarm that fired is spent.
+    this.alarmAt = null;
     this.expire(Date.now());
     await this.armExpiry();
   }
@@ -156,17 +165,24 @@ export class LiveRunFeed extends DurableObject<Env> {
     );
   }
 
-  /** One alarm at the next expiry while anything is kept; none when the table is empty. */
+  /**
+   * One alarm at the next expiry while anything is kept; none when the table is empty. The alarm
+   * time is remembered in memory (re-read after hibernation), so a new run costs no storage read.
+   */
   private async armExpiry(): Promise<void> {
     const next = this.ctx.storage.sql
       .exec(`SELECT MIN(CASE WHEN ended_at IS NULL THEN started_at + ? ELSE ended_at + ? END) AS due FROM live_runs`, IN_FLIGHT_TTL_MS, ENDED_TTL_MS)
       .toArray()[0]?.due;
     if (typeof next !== "number") {
+      this.alarmAt = null;
       await this.ctx.storage.deleteAlarm();
       return;
     }
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > next) await this.ctx.storage.setAlarm(next);
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null || this.alarmAt > next) {
+      this.alarmAt = next;
+      await this.ctx.storage.setAlarm(next);
+    }
   }
 }
 

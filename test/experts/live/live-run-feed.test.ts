@@ -78,7 +78,8 @@ describe("LiveRunFeed", () => {
     const feed = freshFeed();
     const [first, second] = [await openSocket(feed), await openSocket(feed)];
     const runId = crypto.randomUUID();
-    for (const event of [started(runId), step(runId, 1), step(runId, 2), ended(runId)]) await feed.publish(event);
+    await feed.publish([started(runId), step(runId, 1)]);
+    await feed.publish([step(runId, 2), ended(runId)]);
     for (const socket of [first, second]) {
       await waitFor("all four events on the socket", () => (typesFor(socket, runId).length === 4 ? true : undefined), 5_000);
       expect(socket.messages[0]).toMatchObject({ type: "snapshot", runs: [] });
@@ -91,9 +92,9 @@ describe("LiveRunFeed", () => {
   it("keeps the runs in flight, so a socket opened mid-run starts from where they are, and forgets them when they end", async () => {
     const feed = freshFeed();
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
-    await feed.publish(started(a));
-    await feed.publish(started(b));
-    await feed.publish(step(a, 1));
+    await feed.publish([started(a)]);
+    await feed.publish([started(b)]);
+    await feed.publish([step(a, 1)]);
     const late = await openSocket(feed);
     const snapshot = await waitFor("the snapshot", () => late.messages.find((message) => message.type === "snapshot"), 5_000);
     expect(snapshot.type === "snapshot" && snapshot.runs.map((run) => [run.runId, run.step, run.activity])).toEqual(
@@ -102,7 +103,7 @@ describe("LiveRunFeed", () => {
         [b, 0, "starting"],
       ]),
     );
-    await feed.publish(ended(a));
+    await feed.publish([ended(a)]);
     expect((await feed.inFlight()).map((run) => run.runId)).toEqual([b]);
     late.ws.close(1000, "done");
   });
@@ -111,17 +112,17 @@ describe("LiveRunFeed", () => {
     const feed = freshFeed();
     const socket = await openSocket(feed);
     const runId = crypto.randomUUID();
-    await feed.publish(started(runId));
-    await feed.publish(step(runId, 2));
-    await feed.publish(step(runId, 1));
-    await feed.publish(ended(runId));
-    await feed.publish(step(runId, 3));
-    await feed.publish(started(runId));
-    await feed.publish(step(crypto.randomUUID(), 1));
+    await feed.publish([started(runId)]);
+    await feed.publish([step(runId, 2)]);
+    await feed.publish([step(runId, 1)]);
+    await feed.publish([ended(runId)]);
+    await feed.publish([step(runId, 3)]);
+    await feed.publish([started(runId)]);
+    await feed.publish([step(crypto.randomUUID(), 1)]);
     await waitFor("the end", () => (typesFor(socket, runId).includes("run-ended") ? true : undefined), 5_000);
     // One more event that is sent, so every event before it has been handled.
     const marker = crypto.randomUUID();
-    await feed.publish(started(marker));
+    await feed.publish([started(marker)]);
     await waitFor("the marker", () => (typesFor(socket, marker).length > 0 ? true : undefined), 5_000);
     expect(typesFor(socket, runId)).toEqual(["run-started", "step 2", "run-ended"]);
     expect((await feed.inFlight()).map((run) => run.runId)).toEqual([marker]);
@@ -132,7 +133,7 @@ describe("LiveRunFeed", () => {
     const feed = freshFeed();
     const at = Date.now();
     const runId = crypto.randomUUID();
-    await feed.publish(started(runId, at));
+    await feed.publish([started(runId, at)]);
     expect(await runInDurableObject(feed, (_instance, state) => state.storage.getAlarm())).toBe(at + IN_FLIGHT_TTL_MS);
     expect((await feed.inFlight(at + IN_FLIGHT_TTL_MS - 1)).map((run) => run.runId)).toEqual([runId]);
     expect(await feed.inFlight(at + IN_FLIGHT_TTL_MS + 1)).toEqual([]);
@@ -143,7 +144,7 @@ describe("LiveRunFeed", () => {
   it("the alarm deletes an expired run and then clears itself", async () => {
     const feed = freshFeed();
     const old = Date.now() - IN_FLIGHT_TTL_MS - 1_000;
-    await feed.publish(started(crypto.randomUUID(), old));
+    await feed.publish([started(crypto.randomUUID(), old)]);
     expect(await runDurableObjectAlarm(feed)).toBe(true);
     const after = await runInDurableObject(feed, async (_instance, state) => ({
       rows: state.storage.sql.exec(`SELECT COUNT(*) AS n FROM live_runs`).one().n,
@@ -156,7 +157,7 @@ describe("LiveRunFeed", () => {
     const feed = freshFeed();
     const at = Date.now();
     const ids = Array.from({ length: MAX_LIVE_RUNS + 3 }, (_, index) => `run-${String(index).padStart(4, "0")}`);
-    for (const [index, id] of ids.entries()) await feed.publish(started(id, at + index));
+    for (const [index, id] of ids.entries()) await feed.publish([started(id, at + index)]);
     const kept = (await feed.inFlight()).map((run) => run.runId);
     expect(kept).toHaveLength(MAX_LIVE_RUNS);
     expect(kept).toEqual(ids.slice(3));
@@ -165,7 +166,7 @@ describe("LiveRunFeed", () => {
   it("closes a socket whose admin session has ended instead of sending to it, so the browser reconnects and is checked again", async () => {
     const feed = freshFeed();
     const socket = await openSocket(feed, { [SOCKET_EXPIRES_HEADER]: "1" });
-    await feed.publish(started(crypto.randomUUID()));
+    await feed.publish([started(crypto.randomUUID())]);
     await waitFor("the close", () => socket.closed, 5_000);
     expect(socket.closed?.code).toBe(4001);
     expect(socket.messages.filter((message) => message.type !== "snapshot")).toEqual([]);
