@@ -8,6 +8,11 @@ const MAX_TOOLS = 50;
 /** Events in one call to the feed, and calls in a row before what is left is dropped (a stuck feed must not hold memory). */
 const MAX_BATCH = 50;
 const MAX_CALLS_PER_DRAIN = 100;
+/**
+ * Steps alone go to the feed at most this often per session (a run start or end goes at once):
+ * a page cannot show steps faster than an admin reads them, and every call costs the feed a write.
+ */
+export const STEP_INTERVAL_MS = 250;
 
 export interface LiveRunStart {
   runId: string;
@@ -30,6 +35,9 @@ export class LivePublisher {
   private stub: DurableObjectStub<LiveRunFeed> | undefined;
   private readonly queue: LiveEvent[] = [];
   private sending = false;
+  private lastCall = 0;
+  /** Ends the wait between step-only calls early when a start or end queues. */
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly env: Env,
@@ -87,6 +95,7 @@ export class LivePublisher {
       if (waiting >= 0) this.queue[waiting] = next;
       else this.queue.push(next);
       if (!this.sending) this.state.waitUntil(this.drain());
+      else if (next.type !== "run-step") this.wake?.();
     } catch (error) {
       log("warn", "live feed event not sent", { error: String(error) });
     }
@@ -97,7 +106,10 @@ export class LivePublisher {
     this.sending = true;
     try {
       for (let calls = 0; this.queue.length > 0 && calls < MAX_CALLS_PER_DRAIN; calls += 1) {
+        const due = this.lastCall + STEP_INTERVAL_MS - Date.now();
+        if (due > 0 && this.queue.every((event) => event.type === "run-step")) await this.pause(due);
         const batch = this.queue.splice(0, MAX_BATCH);
+        this.lastCall = Date.now();
         try {
           this.stub ??= liveFeedStub(this.env);
           await this.stub.publish(batch);
@@ -109,6 +121,19 @@ export class LivePublisher {
     } finally {
       this.sending = false;
     }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).finally(() => {
+      this.wake = undefined;
+    });
   }
 }
 
