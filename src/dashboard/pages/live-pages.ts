@@ -6,6 +6,7 @@ import { liveFeedStub, SOCKET_EXPIRES_HEADER } from "../../experts/live/live-run
 import { log } from "../../observability/logger";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 
 /**
  * Live runs: the page draws the runs in flight from the tenant's live feed (a Durable Object,
@@ -17,6 +18,7 @@ export function livePages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
   routes.get("/live", async (c) => {
+    const skill = skillParam(c.req.query("skill"));
     const runs = await liveFeedStub(c.env)
       .inFlight()
       .catch((error: unknown) => {
@@ -24,11 +26,12 @@ export function livePages(): Hono<DashboardEnv> {
         return null;
       });
     const body = html`<h1>Live</h1>
+${skillFilterNotice(skill, "/admin/live")}
 <p>Runs in flight appear here as they start and advance step by step; finished runs move below. <span id="live-state" role="status">${runs === null ? "The live feed did not answer." : "Loaded."}</span></p>
-<noscript><p><a href="/admin/live">Refresh</a> to see the runs in flight now (this page needs JavaScript to update by itself), or <a href="/admin/runs?since=1h">show the last hour's runs</a>.</p></noscript>
+<noscript><p><a href="/admin/live${skill === undefined ? "" : `?skill=${skill}`}">Refresh</a> to see the runs in flight now (this page needs JavaScript to update by itself), or <a href="/admin/runs?since=1h${skill === undefined ? "" : `&skill=${skill}`}">show the last hour's runs</a>.</p></noscript>
 <h2>In flight</h2>
 <div class="table-wrap"><table aria-label="Runs in flight"><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Step</th><th scope="col">Doing</th></tr></thead>
-<tbody id="live-in-flight">${(runs ?? []).map(inFlightRow)}</tbody></table></div>
+<tbody id="live-in-flight" data-skill="${skill ?? ""}">${onlySkill(runs ?? [], skill).map(inFlightRow)}</tbody></table></div>
 <h2>Finished</h2>
 <div class="table-wrap"><table aria-label="Finished runs"><thead><tr><th scope="col">Ended</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tools</th><th scope="col">Latency</th></tr></thead>
 <tbody id="live-runs"></tbody></table></div>`;
@@ -78,6 +81,8 @@ const LIVE_SCRIPT = raw(`
 const inFlight = document.getElementById("live-in-flight");
 const finished = document.getElementById("live-runs");
 const state = document.getElementById("live-state");
+const only = inFlight.dataset.skill;
+const shown = (skill) => !only || skill === only;
 const time = (ms) => new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";
 const stepText = (run) => run.step === 0 ? "starting (of " + run.maxSteps + ")" : "step " + run.step + " of " + run.maxSteps;
 const cell = (text) => { const td = document.createElement("td"); td.textContent = text; return td; };
@@ -86,6 +91,7 @@ function rowOf(runId) {
   return undefined;
 }
 function drawInFlight(run) {
+  if (!shown(run.skill)) return;
   const row = rowOf(run.runId) || document.createElement("tr");
   row.dataset.run = run.runId;
   row.replaceChildren(cell(time(run.startedAt)), cell(run.skill + " / " + run.expert), cell(run.user.login || run.user.id), cell(stepText(run)), cell(run.activity));
@@ -99,6 +105,7 @@ function drawStep(event) {
 }
 function drawEnded(event) {
   rowOf(event.runId)?.remove();
+  if (!shown(event.skill)) return;
   const row = document.createElement("tr");
   const first = document.createElement("td");
   const link = document.createElement("a");
