@@ -9,10 +9,11 @@ const MAX_TOOLS = 50;
 const MAX_BATCH = 50;
 const MAX_CALLS_PER_DRAIN = 100;
 /**
- * Steps alone go to the feed at most this often per session (a run start or end goes at once):
- * a page cannot show steps faster than an admin reads them, and every call costs the feed a write.
+ * Events wait this long to go to the feed together (a run's end goes at once): a page cannot show
+ * steps faster than an admin reads them, and every call costs the feed a write, under `wrangler
+ * dev` on the same cores as the runs (docs/platform-notes.md#live-runs-over-websockets).
  */
-export const STEP_INTERVAL_MS = 250;
+export const BATCH_WINDOW_MS = 250;
 
 export interface LiveRunStart {
   runId: string;
@@ -25,18 +26,20 @@ export interface LiveRunStart {
 
 /**
  * How an ExpertSession tells the tenant's live feed about its runs, never awaited on the run's
- * path and kept alive by `waitUntil`, so the feed can neither fail nor hold up a run. One call to
- * the feed at a time per session: events that come while it is under way go together in the
- * next call, in order (a step never overtakes its run's start), and a step replaces its run's
- * earlier step still waiting. A slow model's steps each reach the page; a burst of fast steps
- * costs one call, not one per step (measured: docs/platform-notes.md#live-runs-over-websockets).
+ * path and kept alive by `waitUntil`, so the feed can neither fail nor hold up a run. Calls to the
+ * feed go one at a time per session, through one stub (calls through one stub arrive in order, so
+ * a step never overtakes its run's start), each carrying what queued in a window of
+ * BATCH_WINDOW_MS: a run's waiting step is replaced by its later one, and a run's end replaces
+ * all it had waiting. A slow model's steps each reach the page; a run shorter than the window
+ * costs one call and no write in the feed.
  */
 export class LivePublisher {
   private stub: DurableObjectStub<LiveRunFeed> | undefined;
   private readonly queue: LiveEvent[] = [];
   private sending = false;
-  private lastCall = 0;
-  /** Ends the wait between step-only calls early when a start or end queues. */
+  /** When the oldest waiting event was queued (or the last call made, while events kept coming). */
+  private queuedSince = 0;
+  /** Ends the wait early when a run ends. */
   private wake: (() => void) | undefined;
 
   constructor(
@@ -90,26 +93,42 @@ export class LivePublisher {
   private send(event: () => LiveEvent): void {
     try {
       const next = event();
-      // A step still waiting replaces the earlier one of its run: the admin sees the latest step.
-      const waiting = next.type === "run-step" ? this.queue.findIndex((queued) => queued.type === "run-step" && queued.runId === next.runId) : -1;
-      if (waiting >= 0) this.queue[waiting] = next;
-      else this.queue.push(next);
+      if (this.queue.length === 0) this.queuedSince = Date.now();
+      if (next.type === "run-ended") {
+        // The end supersedes whatever of its run is still waiting: a run that ends within the
+        // wait reaches the feed as its end alone, which the feed need not store.
+        this.remove((queued) => (queued.type === "run-started" ? queued.run.runId : queued.runId) === next.runId);
+      } else if (next.type === "run-step") {
+        // A step still waiting replaces the earlier one of its run: the admin sees the latest step.
+        this.remove((queued) => queued.type === "run-step" && queued.runId === next.runId);
+      }
+      this.queue.push(next);
       if (!this.sending) this.state.waitUntil(this.drain());
-      else if (next.type !== "run-step") this.wake?.();
+      else if (next.type === "run-ended") this.wake?.();
     } catch (error) {
       log("warn", "live feed event not sent", { error: String(error) });
     }
   }
 
-  /** One call at a time; what queued meanwhile goes in the next call, in order. Never rejects. */
+  private remove(matches: (event: LiveEvent) => boolean): void {
+    for (let index = this.queue.length - 1; index >= 0; index -= 1) {
+      const queued = this.queue[index];
+      if (queued !== undefined && matches(queued)) this.queue.splice(index, 1);
+    }
+  }
+
+  /**
+   * One call at a time: events wait until the oldest has waited BATCH_WINDOW_MS, or a run ends,
+   * and then go together, in order. Never rejects.
+   */
   private async drain(): Promise<void> {
     this.sending = true;
     try {
       for (let calls = 0; this.queue.length > 0 && calls < MAX_CALLS_PER_DRAIN; calls += 1) {
-        const due = this.lastCall + STEP_INTERVAL_MS - Date.now();
-        if (due > 0 && this.queue.every((event) => event.type === "run-step")) await this.pause(due);
+        const due = this.queuedSince + BATCH_WINDOW_MS - Date.now();
+        if (due > 0 && !this.queue.some((event) => event.type === "run-ended")) await this.pause(due);
         const batch = this.queue.splice(0, MAX_BATCH);
-        this.lastCall = Date.now();
+        this.queuedSince = Date.now();
         try {
           this.stub ??= liveFeedStub(this.env);
           await this.stub.publish(batch);

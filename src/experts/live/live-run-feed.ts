@@ -117,6 +117,9 @@ export class LiveRunFeed extends DurableObject<Env> {
       return true;
     }
     if (stored?.data?.ended_at !== null && stored?.data?.ended_at !== undefined) return false;
+    // An end of a run the feed never stored (it ended within the publisher's window) is only
+    // passed on: nothing of it was shown, and nothing of it can follow.
+    if (row === undefined) return true;
     sql.exec(
       `INSERT INTO live_runs (run_id, started_at, updated_at, ended_at, run) VALUES (?, ?, ?, ?, '{}')
        ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, ended_at = excluded.ended_at`,

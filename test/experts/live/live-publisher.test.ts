@@ -5,7 +5,7 @@ import { LivePublisher } from "../../../src/experts/live/live-publisher";
 import { liveFeedStub } from "../../../src/experts/live/live-run-feed";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { waitFor } from "../../support/wait-for";
-import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+import { useCatalogWithScriptedModels, usage } from "../../support/workers/scripted-model";
 import { callOf, carol, expertOf, sessionOf } from "../../support/workers/session-helpers";
 
 const fixtures = inject("fixtureServers");
@@ -47,11 +47,25 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
 
   it("sends run started, each step and run ended, with names, counts, tokens and tool statuses but no arguments, results or answers", async () => {
     const feed = await watchFeed();
-    models.play([
-      { calls: [{ name: "echo__echo", input: { text: TOOL_INPUT } }], outputTokens: 7 },
-      { text: ANSWER, outputTokens: 3 },
-    ]);
     const call = callOf(skill, "echoer", ARGUMENT);
+    const seen = (what: string, found: (event: LiveEvent) => boolean) =>
+      waitFor(what, () => (eventsOf(feed.messages, call.runId).some(found) ? true : undefined));
+    // Each model call waits until an admin's page would show the run where it is.
+    models.play([
+      async () => {
+        await seen("the run on the feed", (event) => event.type === "run-started");
+        return {
+          content: [{ type: "tool-call", toolCallId: "live-1", toolName: "echo__echo", input: JSON.stringify({ text: TOOL_INPUT }) }],
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage: usage(10, 7),
+          warnings: [],
+        };
+      },
+      async () => {
+        await seen("step 1 on the feed", (event) => event.type === "run-step" && event.step === 1);
+        return { content: [{ type: "text", text: ANSWER }], finishReason: { unified: "stop", raw: "stop" }, usage: usage(10, 3), warnings: [] };
+      },
+    ]);
     const result = await sessionOf(skill).callExpert(call);
     expect(result.outcome).toBe("ok");
     const events = await waitFor("the run's end on the feed", () => {
@@ -59,15 +73,11 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
       return found.some((event) => event.type === "run-ended") ? found : undefined;
     });
     feed.close();
-    // Steps that queue while a call to the feed is under way are merged (the latest wins), so
-    // the run's steps arrive in order and end with its last one, though not necessarily each.
-    const steps = events.flatMap((event) => (event.type === "run-step" ? [`${event.step}: ${event.activity}`] : []));
-    expect(steps.at(-1)).toBe("2: writing the answer");
-    expect(steps).toEqual([...steps].sort());
-    expect(steps.every((step) => ["1: calling echo__echo", "2: writing the answer"].includes(step))).toBe(true);
-    expect(events.map((event) => event.type).filter((type) => type !== "run-step")).toEqual(["run-started", "run-ended"]);
-    expect(events[0]?.type).toBe("run-started");
-    expect(events.at(-1)?.type).toBe("run-ended");
+    expect(events.map((event) => (event.type === "run-step" ? `step ${event.step}: ${event.activity}` : event.type))).toEqual([
+      "run-started",
+      "step 1: calling echo__echo",
+      "run-ended",
+    ]);
     expect(events[0]).toMatchObject({ run: { skill, expert: "echoer", user: { id: carol.userId, login: carol.login }, maxSteps: 4, step: 0 } });
     expect(events.at(-1)).toMatchObject({
       outcome: "ok",
@@ -102,50 +112,58 @@ describe("LivePublisher", () => {
     await expect(Promise.all(kept)).resolves.toBeDefined();
   });
 
-  it("makes one call to the feed at a time: what queues meanwhile goes next, in order, a run's waiting step replaced by its later one", async () => {
+  const result = {
+    outcome: "ok",
+    text: "",
+    usage: {
+      steps: 2,
+      inputTokens: 3,
+      outputTokens: 4,
+      toolCalls: 0,
+      refusedToolCalls: 0,
+      downstreamBytesRead: 0,
+      bytesReturned: 0,
+      elapsedMs: 5,
+      budgetExhausted: null,
+      retries: 0,
+    },
+    steps: [],
+    messages: [],
+  } as const;
+
+  function recordingPublisher() {
     const calls: LiveEvent[][] = [];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
     const feed = {
       publish: async (events: LiveEvent[]) => {
         calls.push(events);
-        if (calls.length === 1) await held;
       },
     };
     const fake = { ...env, LIVE_FEED: { idFromName: () => "id", get: () => feed } } as unknown as Env;
     const kept: Promise<unknown>[] = [];
     const publisher = new LivePublisher(fake, { waitUntil: (promise) => void kept.push(promise) });
+    const names = () => calls.map((events) => events.map((event) => (event.type === "run-step" ? `step ${event.step}` : event.type)));
+    return { publisher, calls, kept, names };
+  }
+
+  it("sends a run that ends within the batch window as its end alone, in one call", async () => {
+    const { publisher, kept, names } = recordingPublisher();
     publisher.started(start);
     publisher.step("run-1", { step: 1, maxSteps: 2, message: "calling a" });
     publisher.step("run-1", { step: 2, maxSteps: 2, message: "writing the answer" });
-    const result = {
-      outcome: "ok",
-      text: "",
-      usage: {
-        steps: 2,
-        inputTokens: 3,
-        outputTokens: 4,
-        toolCalls: 0,
-        refusedToolCalls: 0,
-        downstreamBytesRead: 0,
-        bytesReturned: 0,
-        elapsedMs: 5,
-        budgetExhausted: null,
-        retries: 0,
-      },
-      steps: [],
-      messages: [],
-    } as const;
     publisher.ended(start, { ...result, steps: [], messages: [] }, [], 10);
-    expect(calls.map((events) => events.map((event) => event.type))).toEqual([["run-started"]]);
-    release();
     await Promise.all(kept);
-    expect(kept).toHaveLength(1);
-    expect(calls.map((events) => events.map((event) => (event.type === "run-step" ? `step ${event.step}` : event.type)))).toEqual([
-      ["run-started"],
-      ["step 2", "run-ended"],
-    ]);
+    expect(names()).toEqual([["run-ended"]]);
+  });
+
+  it("sends a longer run's start with its latest step after the window, then its end at once, one call at a time", async () => {
+    const { publisher, calls, kept, names } = recordingPublisher();
+    publisher.started(start);
+    publisher.step("run-1", { step: 1, maxSteps: 2, message: "calling a" });
+    await waitFor("the first call", () => (calls.length === 1 ? true : undefined), 5_000);
+    expect(names()).toEqual([["run-started", "step 1"]]);
+    publisher.step("run-1", { step: 2, maxSteps: 2, message: "writing the answer" });
+    publisher.ended(start, { ...result, steps: [], messages: [] }, [], 10);
+    await Promise.all(kept);
+    expect(names()).toEqual([["run-started", "step 1"], ["run-ended"]]);
   });
 });

@@ -129,6 +129,18 @@ describe("LiveRunFeed", () => {
     socket.ws.close(1000, "done");
   });
 
+  it("passes on the end of a run it never stored (it ended within the publisher's window) without storing it", async () => {
+    const feed = freshFeed();
+    const socket = await openSocket(feed);
+    const runId = crypto.randomUUID();
+    await feed.publish([ended(runId)]);
+    await waitFor("the end", () => (typesFor(socket, runId).length > 0 ? true : undefined), 5_000);
+    expect(typesFor(socket, runId)).toEqual(["run-ended"]);
+    const rows = await runInDurableObject(feed, (_instance, state) => state.storage.sql.exec(`SELECT COUNT(*) AS n FROM live_runs`).one().n);
+    expect(rows).toBe(0);
+    socket.ws.close(1000, "done");
+  });
+
   it("expires a run that never ended, and sets its alarm for when it expires", async () => {
     const feed = freshFeed();
     const at = Date.now();
