@@ -38,8 +38,10 @@ ${skillFilterNotice(skill, "/admin/live")}
     return renderDashboardPage({ title: "Live", current: "live", ...frameOf(c) }, body, 200, {}, LIVE_SCRIPT);
   });
 
-  // The session cookie was checked by requireDashboardAdmin; a cookie is sent cross-site on a
-  // WebSocket handshake too (no CORS, SameSite=Lax does not cover it), so the Origin must be ours.
+  // The session cookie was checked by requireDashboardAdmin. A WebSocket handshake is not
+  // subject to CORS, SameSite=Lax still sends the cookie from any page of the same site (a
+  // sibling subdomain), and under --no-auth the loopback admin needs no cookie at all: so the
+  // Origin must be the dashboard's own (cross-site WebSocket hijacking).
   routes.get("/live/socket", async (c) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade.", { status: 426 });
     const origin = c.req.header("origin");
