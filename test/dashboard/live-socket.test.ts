@@ -37,6 +37,15 @@ describe("live page and its WebSocket", () => {
     expect((await dashboardFetch("/admin/live/socket", { headers: { cookie: alice, origin: ORIGIN } })).status).toBe(426);
   });
 
+  it("under --no-auth (no cookie needed on loopback) still refuses another site's page, and opens for the dashboard's own", async () => {
+    const noAuth = { AUTH: "none", ENVIRONMENT: "test" };
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ origin: "https://evil.example" }), noAuth)).status).toBe(403);
+    const own = await dashboardFetch("/admin/live/socket", upgrade({ origin: ORIGIN }), noAuth);
+    expect(own.status).toBe(101);
+    own.webSocket?.accept();
+    own.webSocket?.close(1000, "done");
+  });
+
   it("takes the origin from PUBLIC_URL when set", async () => {
     // Signed in without it: the dev provider refuses a non-loopback PUBLIC_URL, the cookie is the same.
     const cookie = await signInAs("alice");
