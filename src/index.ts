@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import { adminTokenUser } from "./auth/admin-token";
 import { createOAuthWorker } from "./auth/create-oauth-worker";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
+import { dashboardDeepLink } from "./dashboard/dashboard-deep-links";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
 import { contextWithProps } from "./execution-context";
 import { sweepRetention } from "./experts/session/retention-sweep";
@@ -9,6 +10,7 @@ import { mcpPreflight } from "./mcp/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
 import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 
+export { LiveRunFeed } from "./experts/live/live-run-feed";
 export { ExpertSession } from "./experts/session/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
@@ -30,8 +32,12 @@ const PUBLIC_PATHS = new Set(["/healthz", DEMO_DOCS_PATH]);
 
 export default {
   async fetch(request, env, ctx) {
-    const { pathname } = new URL(request.url);
+    const url = new URL(request.url);
+    const { pathname } = url;
     if (PUBLIC_PATHS.has(pathname)) return app.fetch(request, env, ctx);
+    // A redirect only (the page it names checks the session), ahead of the provider, which would ask any /s/ path for a token.
+    const deepLink = request.method === "GET" || request.method === "HEAD" ? dashboardDeepLink(url) : null;
+    if (deepLink) return new Response(null, { status: 302, headers: { Location: deepLink, "Cache-Control": "no-store" } });
     // The OAuth provider would answer every preflight with success; these paths then refuse
     // origins outside ALLOWED_ORIGINS, so their preflight must refuse them too.
     if (request.method === "OPTIONS" && MCP_PATH.test(pathname)) return mcpPreflight(request, env, MCP_ALLOW);

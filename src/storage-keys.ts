@@ -76,6 +76,15 @@
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
  * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.
+ *
+ * Durable Object LiveRunFeed (SQLite, one per tenant), src/experts/live/live-run-feed.ts:
+ *   live_runs         run_id → the run in flight as the dashboard's live page draws it (skill,
+ *                     expert, user id and login, step, what the step does: names and counts only),
+ *                     started/updated/ended times. So a page opened mid-run shows the runs in flight.
+ *                     At most 200 in flight (the oldest dropped); a run is forgotten 15 minutes after
+ *                     it started, an ended one 5 minutes after it ended (kept only so a late step
+ *                     cannot bring it back); an alarm at the next expiry deletes them. The admins'
+ *                     WebSockets are held by the runtime (hibernation API), each with its expiry.
  */
 
 export const D1_TABLES = {

@@ -87,7 +87,9 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
     const loopback = loopbackDevUser(c.req.raw, c.env);
     if (!session && loopback) ({ session, setCookie } = await newSession(c.env, loopback));
     if (!session) {
-      if (c.req.method === "GET" || c.req.method === "HEAD")
+      // A WebSocket handshake cannot follow a redirect to the sign-in page.
+      const upgrade = c.req.header("upgrade")?.toLowerCase() === "websocket";
+      if ((c.req.method === "GET" || c.req.method === "HEAD") && !upgrade)
         return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
       return dashboardMessage(
         401,
@@ -124,6 +126,7 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
     c.set("session", session);
     c.set("csrf", csrf);
     await next();
-    if (setCookie) c.res.headers.append("Set-Cookie", setCookie);
+    // A 101's headers are the runtime's; the loopback admin's page load already set the cookie.
+    if (setCookie && c.res.status !== 101) c.res.headers.append("Set-Cookie", setCookie);
   };
 }

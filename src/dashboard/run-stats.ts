@@ -1,49 +1,52 @@
-import { runFilterClause } from "../admin/run-index-query";
-import { aggregateUsage, type UsageGroup, type UsageRun, utcDay } from "../admin/usage/run-usage";
+import { type UsageGroup, utcDay } from "../admin/usage/run-usage";
 import { aggregateServerUsage, type ServerCall, type ServerUsage } from "../admin/usage/server-usage";
+import { dayNumber, mergeUsage, queryUsage, readUsageRows, usageStatement } from "../admin/usage/usage-query";
 import { D1_TABLES } from "../storage-keys";
 
 const DAY_MS = 86_400_000;
-/** Rows read for one page; past this the page says the numbers are cut rather than reading without bound. */
+/** Tool-call rows read for the server figures; past this the page says the numbers are cut rather than reading without bound. */
 const MAX_ROWS = 50_000;
 
-export interface RecentRuns {
-  runs: UsageRun[];
-  truncated: boolean;
-  from: number;
-  now: number;
+/** The window of the last `days` UTC days, today included. */
+export function recentWindow(days: number, now = Date.now()): { from: number; to: number } {
+  return { from: Date.parse(utcDay(now - (days - 1) * DAY_MS)), to: now + 1 };
 }
 
-/** The run index's rows of the last `days` UTC days (today included), the columns usage adds up. */
-export async function recentRuns(db: D1Database, days: number, filter: { skill?: string } = {}, now = Date.now()): Promise<RecentRuns> {
-  const from = Date.parse(utcDay(now - (days - 1) * DAY_MS));
-  const { where, binds } = runFilterClause({ ...filter, from, to: now + 1 });
-  const rows = await db
-    .prepare(
-      `SELECT skill, expert, user_id, user_login, user_email, started_at, outcome, input_tokens, output_tokens, tool_calls,
-              downstream_bytes, elapsed_ms, cost
-       FROM ${D1_TABLES.runIndex} ${where} ORDER BY started_at LIMIT ?`,
-    )
-    .bind(...binds, MAX_ROWS + 1)
-    .all<UsageRun>();
-  return { runs: rows.results.slice(0, MAX_ROWS), truncated: rows.results.length > MAX_ROWS, from, now };
+export interface OverviewStats {
+  week: UsageGroup | undefined;
+  today: UsageGroup | undefined;
+  /** One entry per UTC day of the week, empty days included, oldest first. */
+  days: Array<{ day: string; group: UsageGroup | undefined }>;
+  /** The week's groups per skill and expert, most runs first. */
+  experts: UsageGroup[];
 }
 
-export function totals(runs: readonly UsageRun[]): UsageGroup | undefined {
-  return aggregateUsage(runs, [])[0];
+/**
+ * The overview's figures over the last 7 UTC days, added up by D1 (usage-query.ts) in one
+ * statement grouped by day, skill, expert and outcome: a few hundred rows at most instead of a
+ * week of runs, merged here four ways.
+ */
+export async function overviewStats(db: D1Database, filter: { skill?: string } = {}, now = Date.now()): Promise<OverviewStats> {
+  const week = { ...filter, ...recentWindow(7, now) };
+  const rows = readUsageRows(await usageStatement(db, week, ["skill", "expert"]).all());
+  const today = dayNumber(now);
+  const byDay = new Map(mergeUsage(rows, ["day"]).map((group) => [group.day, group]));
+  const days: OverviewStats["days"] = [];
+  for (let at = week.from; at < week.to; at += DAY_MS) days.push({ day: utcDay(at), group: byDay.get(utcDay(at)) });
+  return {
+    week: mergeUsage(rows, [])[0],
+    today: mergeUsage(
+      rows.filter((row) => row.day_number === today),
+      [],
+    )[0],
+    days,
+    experts: mergeUsage(rows, ["skill", "expert"]).sort((a, b) => b.runs - a.runs),
+  };
 }
 
-export function today(recent: RecentRuns): UsageRun[] {
-  const start = Date.parse(utcDay(recent.now));
-  return recent.runs.filter((run) => run.started_at >= start);
-}
-
-/** One group per UTC day of the window, empty days included, oldest first. */
-export function perDay(recent: RecentRuns): Array<{ day: string; group: UsageGroup | undefined }> {
-  const groups = new Map(aggregateUsage(recent.runs, ["day"]).map((group) => [group.day, group]));
-  const days: Array<{ day: string; group: UsageGroup | undefined }> = [];
-  for (let at = recent.from; at <= recent.now; at += DAY_MS) days.push({ day: utcDay(at), group: groups.get(utcDay(at)) });
-  return days;
+/** Usage of the last `days` UTC days per skill and expert, or per user. */
+export function recentUsage(db: D1Database, days: number, groupBy: ["skill", "expert"] | ["user"], filter: { skill?: string } = {}): Promise<UsageGroup[]> {
+  return queryUsage(db, { ...filter, ...recentWindow(days) }, groupBy);
 }
 
 /** Per downstream server: calls, errors, p50/p95 and the last error over the last hour and day. */

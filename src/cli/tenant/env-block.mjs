@@ -47,9 +47,17 @@ class_name = "ExpertSession"
 name = "LEGACY_SSE"
 class_name = "LegacySseSession"
 
+[[${env}.durable_objects.bindings]]
+name = "LIVE_FEED"
+class_name = "LiveRunFeed"
+
 [[${env}.migrations]]
 tag = "v1"
 new_sqlite_classes = ["ExpertSession", "LegacySseSession"]
+
+[[${env}.migrations]]
+tag = "v2"
+new_sqlite_classes = ["LiveRunFeed"]
 
 [[${env}.services]]
 binding = "SELF"

@@ -1,87 +1,147 @@
 import { Hono } from "hono";
 import { html, raw } from "hono/html";
-import { type RunIndexRecord, toRunSummary } from "../../admin/run-index-query";
-import { D1_TABLES } from "../../storage-keys";
-import { renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardEnv } from "../dashboard-routes";
-
-const POLL_MS = 2_000;
-/** One stream lives at most this long; EventSource reconnects by itself, resuming from Last-Event-ID. */
-const STREAM_MS = 5 * 60_000;
-const BATCH = 50;
+import { readAuthConfig } from "../../auth/auth-config";
+import type { LiveRun } from "../../experts/live/live-events";
+import { liveFeedStub, SOCKET_EXPIRES_HEADER } from "../../experts/live/live-run-feed";
+import { log } from "../../observability/logger";
+import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 
 /**
- * Live runs, first step: an SSE stream that polls the run index and sends each run as it
- * finishes. Runs still in flight are not shown (the index holds finished runs only). Without
- * JavaScript the page is a link to the runs list.
+ * Live runs: the page draws the runs in flight from the tenant's live feed (a Durable Object,
+ * src/experts/live/live-run-feed.ts) and then follows it over a WebSocket: runs appear when they
+ * start, advance step by step and move to "Finished" when they end. Without JavaScript the page
+ * shows the runs in flight when it was loaded, with a link to load it again.
  */
 export function livePages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
-  routes.get("/live", (c) => {
+  routes.get("/live", async (c) => {
+    const skill = skillParam(c.req.query("skill"));
+    const runs = await liveFeedStub(c.env)
+      .inFlight()
+      .catch((error: unknown) => {
+        log("error", "live feed unreadable", { error: String(error) });
+        return null;
+      });
     const body = html`<h1>Live</h1>
-<p>Runs appear here as they finish (checked every ${POLL_MS / 1000} s). <span id="live-state" role="status">Connecting…</span></p>
-<noscript><p><a href="/admin/runs?since=1h">Show the last hour's runs</a> (this page needs JavaScript to update by itself).</p></noscript>
-<div class="table-wrap"><table><thead><tr><th scope="col">Ended</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Latency</th></tr></thead>
+${skillFilterNotice(skill, "/admin/live")}
+<p>Runs in flight appear here as they start and advance step by step; finished runs move below. <span id="live-state" role="status">${runs === null ? "The live feed did not answer." : "Loaded."}</span></p>
+<noscript><p><a href="/admin/live${skill === undefined ? "" : `?skill=${skill}`}">Refresh</a> to see the runs in flight now (this page needs JavaScript to update by itself), or <a href="/admin/runs?since=1h${skill === undefined ? "" : `&skill=${skill}`}">show the last hour's runs</a>.</p></noscript>
+<h2>In flight</h2>
+<div class="table-wrap"><table aria-label="Runs in flight"><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Step</th><th scope="col">Doing</th></tr></thead>
+<tbody id="live-in-flight" data-skill="${skill ?? ""}">${onlySkill(runs ?? [], skill).map(inFlightRow)}</tbody></table></div>
+<h2>Finished</h2>
+<div class="table-wrap"><table aria-label="Finished runs"><thead><tr><th scope="col">Ended</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tools</th><th scope="col">Latency</th></tr></thead>
 <tbody id="live-runs"></tbody></table></div>`;
     return renderDashboardPage({ title: "Live", current: "live", ...frameOf(c) }, body, 200, {}, LIVE_SCRIPT);
   });
 
-  routes.get("/live/events", (c) => {
-    const resumeFrom = Number(c.req.header("last-event-id"));
-    let since = Number.isSafeInteger(resumeFrom) && resumeFrom > 0 ? resumeFrom : Date.now();
-    const db = c.env.DB;
-    const encoder = new TextEncoder();
-    const deadline = Date.now() + STREAM_MS;
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        if (Date.now() > deadline) {
-          controller.close();
-          return;
-        }
-        const rows = await db
-          .prepare(`SELECT * FROM ${D1_TABLES.runIndex} WHERE ended_at > ? ORDER BY ended_at, run_id LIMIT ?`)
-          .bind(since, BATCH)
-          .all<RunIndexRecord>();
-        let chunk = "";
-        for (const row of rows.results) {
-          since = Math.max(since, row.ended_at);
-          chunk += `id: ${row.ended_at}\nevent: run\ndata: ${JSON.stringify(toRunSummary(row))}\n\n`;
-        }
-        // A comment line also keeps proxies from closing an idle stream, and tells workerd whether the browser left.
-        controller.enqueue(encoder.encode(chunk || ": waiting\n\n"));
-        if (rows.results.length < BATCH) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      },
-    });
-    return new Response(stream, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no" } });
+  // The session cookie was checked by requireDashboardAdmin. A WebSocket handshake is not
+  // subject to CORS, SameSite=Lax still sends the cookie from any page of the same site (a
+  // sibling subdomain), and under --no-auth the loopback admin needs no cookie at all: so the
+  // Origin must be the dashboard's own (cross-site WebSocket hijacking).
+  routes.get("/live/socket", async (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return new Response("Expected a WebSocket upgrade.", { status: 426 });
+    const origin = c.req.header("origin");
+    if (origin === undefined || origin !== dashboardOrigin(c)) {
+      return dashboardMessage(403, "Not this site", "The live feed only answers the dashboard's own pages.", frameOf(c));
+    }
+    const headers = new Headers({ upgrade: "websocket", [SOCKET_EXPIRES_HEADER]: String(c.get("session").exp * 1000) });
+    return liveFeedStub(c.env).fetch("https://live-feed/socket", { headers });
   });
 
   return routes;
 }
 
-/** Builds rows with textContent only, so nothing a run carries is ever parsed as markup. */
+/** PUBLIC_URL when set (the origin behind a proxy), else the origin the request came to. */
+function dashboardOrigin(c: DashboardContext): string {
+  let publicUrl: string | undefined;
+  try {
+    publicUrl = readAuthConfig(c.env).PUBLIC_URL;
+  } catch {
+    publicUrl = undefined;
+  }
+  return new URL(publicUrl ?? c.req.url).origin;
+}
+
+function inFlightRow(run: LiveRun) {
+  return html`<tr data-run="${run.runId}"><td>${formatTime(run.startedAt)}</td><td>${run.skill} / ${run.expert}</td><td>${run.user.login}</td><td>${stepText(run)}</td><td>${run.activity}</td></tr>`;
+}
+
+function stepText(run: Pick<LiveRun, "step" | "maxSteps">): string {
+  return run.step === 0 ? `starting (of ${run.maxSteps})` : `step ${run.step} of ${run.maxSteps}`;
+}
+
+/**
+ * Builds rows with textContent only, so nothing a run carries is ever parsed as markup. The
+ * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check); a
+ * "ping" every 30 s keeps idle proxies from closing it and is answered without waking the feed.
+ */
 const LIVE_SCRIPT = raw(`
-const body = document.getElementById("live-runs");
+const inFlight = document.getElementById("live-in-flight");
+const finished = document.getElementById("live-runs");
 const state = document.getElementById("live-state");
-const source = new EventSource("/admin/live/events");
-source.onopen = () => { state.textContent = "Connected."; };
-source.onerror = () => { state.textContent = "Reconnecting…"; };
-source.addEventListener("run", (event) => {
-  const run = JSON.parse(event.data);
+const only = inFlight.dataset.skill;
+const shown = (skill) => !only || skill === only;
+const time = (ms) => new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+const stepText = (run) => run.step === 0 ? "starting (of " + run.maxSteps + ")" : "step " + run.step + " of " + run.maxSteps;
+const cell = (text) => { const td = document.createElement("td"); td.textContent = text; return td; };
+function rowOf(runId) {
+  for (const row of inFlight.rows) if (row.dataset.run === runId) return row;
+  return undefined;
+}
+function drawInFlight(run) {
+  if (!shown(run.skill)) return;
+  const row = rowOf(run.runId) || document.createElement("tr");
+  row.dataset.run = run.runId;
+  row.replaceChildren(cell(time(run.startedAt)), cell(run.skill + " / " + run.expert), cell(run.user.login || run.user.id), cell(stepText(run)), cell(run.activity));
+  if (!row.parentNode) inFlight.append(row);
+}
+function drawStep(event) {
+  const row = rowOf(event.runId);
+  if (!row || row.cells.length < 5) return;
+  row.cells[3].textContent = stepText(event);
+  row.cells[4].textContent = event.activity;
+}
+function drawEnded(event) {
+  rowOf(event.runId)?.remove();
+  if (!shown(event.skill)) return;
   const row = document.createElement("tr");
-  const cells = [new Date(run.endedAt).toISOString().replace("T", " ").slice(0, 19) + " UTC", run.skill + " / " + run.expert, run.user.login || run.user.id, run.outcome, String(run.steps), run.elapsedMs + " ms"];
-  cells.forEach((text, index) => {
-    const cell = document.createElement("td");
-    if (index === 0) {
-      const link = document.createElement("a");
-      link.href = "/admin/runs/" + encodeURIComponent(run.id);
-      link.textContent = text;
-      link.setAttribute("aria-label", "Run " + run.id);
-      cell.append(link);
-    } else cell.textContent = text;
-    if (index === 3) cell.className = run.outcome === "ok" ? "ok" : run.outcome === "error" ? "bad" : "warn";
-    row.append(cell);
-  });
-  body.prepend(row);
-});
+  const first = document.createElement("td");
+  const link = document.createElement("a");
+  link.href = "/admin/runs/" + encodeURIComponent(event.runId);
+  link.textContent = time(event.at);
+  link.setAttribute("aria-label", "Run " + event.runId);
+  first.append(link);
+  const outcome = cell(event.outcome);
+  outcome.className = event.outcome === "ok" ? "ok" : event.outcome === "error" ? "bad" : "warn";
+  const tools = event.tools.map((tool) => tool.name + " " + tool.status).join(", ") || "none";
+  row.append(first, cell(event.skill + " / " + event.expert), cell(event.user.login || event.user.id), outcome, cell(String(event.steps)), cell(event.inputTokens + " / " + event.outputTokens), cell(tools), cell(event.elapsedMs + " ms"));
+  finished.prepend(row);
+  while (finished.rows.length > 200) finished.lastElementChild.remove();
+}
+let attempt = 0;
+function connect() {
+  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/admin/live/socket");
+  let ping;
+  socket.onopen = () => { attempt = 0; state.textContent = "Connected."; ping = setInterval(() => { if (socket.readyState === 1) socket.send("ping"); }, 30000); };
+  socket.onmessage = (message) => {
+    if (message.data === "pong") return;
+    let event;
+    try { event = JSON.parse(message.data); } catch { return; }
+    if (event.type === "snapshot") { inFlight.replaceChildren(); event.runs.forEach(drawInFlight); }
+    else if (event.type === "run-started") drawInFlight(event.run);
+    else if (event.type === "run-step") drawStep(event);
+    else if (event.type === "run-ended") drawEnded(event);
+  };
+  socket.onclose = (closed) => {
+    clearInterval(ping);
+    attempt = closed.code === 4001 ? 0 : Math.min(attempt + 1, 6);
+    state.textContent = attempt > 3 ? "Disconnected; retrying (reload the page, or sign in again, if this lasts)." : "Reconnecting…";
+    setTimeout(connect, closed.code === 4001 ? 0 : 500 * 2 ** attempt);
+  };
+}
+connect();
 `);

@@ -1,12 +1,11 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { aggregateUsage } from "../../admin/usage/run-usage";
 import { findMember, listMembers } from "../../auth/member-directory";
 import { revokeGrantsOf } from "../../auth/member-removals";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardEnv } from "../dashboard-routes";
-import { recentRuns } from "../run-stats";
+import { recentUsage } from "../run-stats";
 import { formatCost } from "./run-pages";
 
 /** The OAuth provider's helpers for this request's origin (src/index.ts hands them to the app). */
@@ -17,8 +16,7 @@ export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<
   const routes = new Hono<DashboardEnv>();
 
   routes.get("/members", async (c) => {
-    const [members, week] = await Promise.all([listMembers(c.env.DB, 200), recentRuns(c.env.DB, 7)]);
-    const usage = aggregateUsage(week.runs, ["user"]);
+    const [members, usage] = await Promise.all([listMembers(c.env.DB, 200), recentUsage(c.env.DB, 7, ["user"])]);
     const oauth = helpersOrUndefined(c.env, c.req.url, oauthHelpers);
     const grants = await Promise.all(members.map(async (member) => (oauth ? (await oauth.listUserGrants(member.user_id)).items.length : null)));
     const revoked = c.req.query("revoked");

@@ -3,31 +3,38 @@ import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { listPendingToolChanges } from "../../downstream/tool-change-review";
 import { formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
-import { perDay, recentRuns, serverUsage, today, totals } from "../run-stats";
+import { overviewStats, serverUsage } from "../run-stats";
+import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { barChart } from "../svg-chart";
 import { formatCost } from "./run-pages";
-import { aggregateUsage, type UsageGroup } from "../../admin/usage/run-usage";
+import type { UsageGroup } from "../../admin/usage/run-usage";
 
-/** The first page: runs, errors, tokens and cost today and this week, busiest experts, failing servers, and what waits for an admin. */
+/**
+ * The first page: runs, errors, tokens and cost today and this week, busiest experts, failing
+ * servers, and what waits for an admin; with `?skill=` (where `/s/<skill>/admin` leads), one skill's.
+ */
 export async function overviewPage(c: DashboardContext): Promise<Response> {
-  const [summaries, week, servers] = await Promise.all([listSkills(c.env.DB), recentRuns(c.env.DB, 7), serverUsage(c.env.DB)]);
+  const skill = skillParam(c.req.query("skill"));
+  const [allSummaries, stats, servers] = await Promise.all([
+    listSkills(c.env.DB),
+    overviewStats(c.env.DB, skill === undefined ? {} : { skill }),
+    serverUsage(c.env.DB),
+  ]);
+  const summaries = onlySkill(allSummaries, skill);
   const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
   const pending = (await Promise.all(summaries.map((summary) => listPendingToolChanges(c.env.DB, summary.name)))).flat();
   const experts = skills.reduce((sum, skill) => sum + skill.config.experts.length, 0);
-  const weekTotals = totals(week.runs);
-  const todayTotals = totals(today(week));
-  const busiest = aggregateUsage(week.runs, ["skill", "expert"])
-    .sort((a, b) => b.runs - a.runs)
-    .slice(0, 5);
-  const failing = servers.servers
+  const { week: weekTotals, today: todayTotals, days } = stats;
+  const busiest = stats.experts.slice(0, 5);
+  const failing = onlySkill(servers.servers, skill)
     .filter((server) => server.lastDay.errors > 0)
     .sort((a, b) => b.lastHour.errors - a.lastHour.errors || b.lastDay.errors - a.lastDay.errors);
-  const days = perDay(week);
   const lastChange = summaries.reduce((latest, summary) => Math.max(latest, summary.updatedAt), 0);
-  const body = html`<h1>Overview</h1>
-<h2>Today <span class="muted">(UTC)</span></h2>${usageCards(todayTotals)}
-<h2>Last 7 days</h2>${usageCards(weekTotals)}
-${week.truncated ? html`<p class="warn">Only the first 50,000 runs of the week are counted.</p>` : ""}
+  const runsOf = skill === undefined ? "" : `&skill=${skill}`;
+  const body = html`<h1>Overview${skill === undefined ? "" : html`: ${skill}`}</h1>
+${skillFilterNotice(skill, "/admin")}
+<h2>Today <span class="muted">(UTC)</span></h2>${usageCards(todayTotals, runsOf)}
+<h2>Last 7 days</h2>${usageCards(weekTotals, runsOf)}
 <div class="side">
 ${barChart(
   "Runs per day",
@@ -69,10 +76,10 @@ function errorsOf(group: UsageGroup | undefined): number {
   return group ? group.runs - (group.outcomes.ok ?? 0) : 0;
 }
 
-function usageCards(group: UsageGroup | undefined) {
+function usageCards(group: UsageGroup | undefined, runsOf: string) {
   return html`<div class="cards">
-<div class="card"><div class="n">${group?.runs ?? 0}</div><div class="l"><a href="/admin/runs">runs</a></div></div>
-<div class="card"><div class="n${errorsOf(group) > 0 ? " bad" : ""}">${errorsOf(group)}</div><div class="l"><a href="/admin/runs?outcome=error">not ok</a></div></div>
+<div class="card"><div class="n">${group?.runs ?? 0}</div><div class="l"><a href="/admin/runs?since=7d${runsOf}">runs</a></div></div>
+<div class="card"><div class="n${errorsOf(group) > 0 ? " bad" : ""}">${errorsOf(group)}</div><div class="l"><a href="/admin/runs?outcome=error${runsOf}">not ok</a></div></div>
 <div class="card"><div class="n">${(group?.inputTokens ?? 0) + (group?.outputTokens ?? 0)}</div><div class="l">tokens (${group?.inputTokens ?? 0} in, ${group?.outputTokens ?? 0} out)</div></div>
 <div class="card"><div class="n">${formatCost(group?.cost ?? null)}</div><div class="l">cost${group && group.unpricedRuns > 0 ? ` (${group.unpricedRuns} runs unpriced)` : ""}</div></div>
 <div class="card"><div class="n">${formatMs(group?.latencyMs.p50)}</div><div class="l">p50 latency (p95 ${formatMs(group?.latencyMs.p95)})</div></div>

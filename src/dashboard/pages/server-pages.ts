@@ -9,6 +9,7 @@ import { invalidateToolLists } from "../../downstream/tool-list-invalidation";
 import type { ServerUsage } from "../../admin/usage/server-usage";
 import { dashboardMessage, formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { serverUsage } from "../run-stats";
+import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -20,7 +21,8 @@ export function serverPages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
   routes.get("/servers", async (c) => {
-    const summaries = await listSkills(c.env.DB);
+    const only = skillParam(c.req.query("skill"));
+    const summaries = onlySkill(await listSkills(c.env.DB), only);
     const sections = await Promise.all(
       summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })),
     );
@@ -30,6 +32,7 @@ export function serverPages(): Hono<DashboardEnv> {
     const probeSkill = sections.find(({ skill }) => skill !== null && skill.name === c.req.query("probe"))?.skill ?? null;
     const health = probeSkill ? await checkSkillHealth(c.env, probeSkill.name, probeSkill.version, probeSkill.config, PROBE_TIMEOUT_MS) : undefined;
     const body = html`<h1>Servers</h1>
+${skillFilterNotice(only, "/admin/servers")}
 ${accepted ? html`<p class="notice" role="status">Accepted the new definition of <code>${accepted}</code>; experts may call it again.</p>` : ""}
 ${sections.map(({ skill, pending }) =>
   skill === null

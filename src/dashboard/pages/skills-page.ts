@@ -1,19 +1,21 @@
 import { html } from "hono/html";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
-import { aggregateUsage } from "../../admin/usage/run-usage";
 import { formatMs, renderDashboardPage } from "../dashboard-layout";
-import { recentRuns } from "../run-stats";
+import { recentUsage } from "../run-stats";
+import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { limitsSection } from "./limits-section";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 
 /** Each skill's experts: description, model, budget and the tools each may call. */
 export async function skillsPage(c: DashboardContext): Promise<Response> {
-  const summaries = await listSkills(c.env.DB);
+  const only = skillParam(c.req.query("skill"));
+  const summaries = onlySkill(await listSkills(c.env.DB), only);
   const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
-  const usage = aggregateUsage((await recentRuns(c.env.DB, 7)).runs, ["skill", "expert"]);
+  const usage = await recentUsage(c.env.DB, 7, ["skill", "expert"], only === undefined ? {} : { skill: only });
   const usageOf = (skill: string, expert: string) => usage.find((group) => group.skill === skill && group.expert === expert);
   const limits = await Promise.all(skills.map((skill) => limitsSection(c.env.DB, skill.name, skill.config)));
   const body = html`<h1>Skills and experts</h1>
+${skillFilterNotice(only, "/admin/skills")}
 ${skills.length === 0 ? html`<p class="muted">No skills yet.</p>` : ""}
 ${skills.map(
   (skill) => html`<section aria-labelledby="skill-${skill.name}"><h2 id="skill-${skill.name}">${skill.name} <span class="muted">v${skill.version}</span></h2>

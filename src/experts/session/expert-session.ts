@@ -26,6 +26,7 @@ import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
+import { LivePublisher } from "../live/live-publisher";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -46,6 +47,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly indexOutbox: RunIndexOutbox;
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
   private retentionDueAt: number | undefined;
+  private readonly live: LivePublisher;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -59,6 +61,7 @@ export class ExpertSession extends DurableObject<Env> {
       cancelRun: (runId) => this.cancel(runId),
       wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
     });
+    this.live = new LivePublisher(env, ctx);
     this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
     // each is closed and indexed as interrupted.
@@ -124,6 +127,8 @@ export class ExpertSession extends DurableObject<Env> {
       startedAt,
       ...trace.start,
     });
+    const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
+    this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
 
     let result: ExpertRunResult;
     let resumed: PausedRun | undefined;
@@ -141,7 +146,10 @@ export class ExpertSession extends DurableObject<Env> {
         model,
         tools: trace.tools(this.poolFor(request.skill, skill.config)),
         signal: controller.signal,
-        onStep: (progress) => report(onProgress, progress),
+        onStep: (progress) => {
+          report(onProgress, progress);
+          this.live.step(request.runId, progress);
+        },
       });
     } catch (error) {
       result = failedRun(error, startedAt);
@@ -154,6 +162,7 @@ export class ExpertSession extends DurableObject<Env> {
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
     this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
+    this.live.ended(liveRun, result, stored.steps, endedAt);
     // Not a D1 write on the call's path: the alarm flushes the outbox in batches.
     this.indexOutbox.add([trace.indexEntry({ request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps })], endedAt);
     await this.armIndexFlush();

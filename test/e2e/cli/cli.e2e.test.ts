@@ -128,6 +128,7 @@ describe("slipsnisse tenant add", () => {
     for (const binding of [
       "env.EXPERT_SESSION (ExpertSession)",
       "env.LEGACY_SSE (LegacySseSession)",
+      "env.LIVE_FEED (LiveRunFeed)",
       "env.CACHE",
       "env.OAUTH_KV",
       "env.DB (slipsnisse-demo)",

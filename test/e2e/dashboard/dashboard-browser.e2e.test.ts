@@ -4,13 +4,21 @@ import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { loadCatalog } from "../harness/catalog-admin";
 import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
-import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
+import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText } from "../harness/mcp-clients";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
 
 const EXPERT = "echo_notes";
 const INJECTED = "<script>alert(1)</script>";
+
+/** The fake model: one echo of the query, then the tool's text as the answer. */
+function echoThenAnswer(request: ChatRequest): ScriptedReply {
+  const results = toolResultMessages(request);
+  if (results.length > 0) return textReply(`echoed: ${results.map((r) => r.content).join(" | ")}`);
+  const user = request.messages.filter((m) => m.role === "user").at(-1);
+  return toolCallsReply({ name: "fx__echo", arguments: { text: String(user?.content) } });
+}
 
 /**
  * The admin dashboard in Chromium against `wrangler dev` with OAuth and the dev identity
@@ -52,13 +60,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
       },
       { Authorization: `Bearer ${team.adminToken}` },
     );
-    // One echo of the query, then the tool's text as the answer.
-    team.fake.reset((request) => {
-      const results = toolResultMessages(request);
-      if (results.length > 0) return textReply(`echoed: ${results.map((r) => r.content).join(" | ")}`);
-      const user = request.messages.filter((m) => m.role === "user").at(-1);
-      return toolCallsReply({ name: "fx__echo", arguments: { text: String(user?.content) } });
-    });
+    team.fake.reset(echoThenAnswer);
     alice = await loopbackOnlyContext(browser);
   });
 
@@ -136,16 +138,43 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     expect(await expertCall("third")).toContain("echoed: third");
   });
 
-  it("shows a run on the live page as it finishes, lists it and opens its trace, where a tool result's markup shows as text", async () => {
+  it("shows a run on the live page while it is in flight, step by step, and as it finishes, without reloading", async () => {
     const live = await alice.newPage();
+    let navigations = 0;
+    live.on("framenavigated", (frame) => {
+      if (frame === live.mainFrame()) navigations += 1;
+    });
     await live.goto(`${team.dev.baseUrl}/admin/live`);
     await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
-    expect(await expertCall(`notes ${INJECTED}`)).toContain("echoed: notes");
-    const arrived = live.locator("#live-runs").getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
-    await arrived.first().waitFor({ timeout: 15_000 });
-    expect(await arrived.count()).toBe(1);
-    await expect(live.locator("#live-runs").textContent()).resolves.toContain("echo_notes");
-    await saveScreenshot(live, "dashboard-live");
+    // The model's second step (the answer) waits until the page has shown the run at step 1.
+    let release!: () => void;
+    const secondStep = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    team.fake.reset(async (request) => {
+      if (toolResultMessages(request).length > 0) await secondStep;
+      return echoThenAnswer(request);
+    });
+    try {
+      const answer = expertCall(`notes ${INJECTED}`);
+      const inFlight = live.locator("#live-in-flight tr", { hasText: EXPERT });
+      await inFlight.getByText("step 1 of 3").waitFor({ timeout: 15_000 });
+      await expect(inFlight.getByText("calling fx__echo").isVisible()).resolves.toBe(true);
+      expect(await live.locator("#live-runs tr").count()).toBe(0);
+      await saveScreenshot(live, "dashboard-live-in-flight");
+      release();
+      expect(await answer).toContain("echoed: notes");
+      const arrived = live.locator("#live-runs").getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
+      await arrived.first().waitFor({ timeout: 15_000 });
+      expect(await arrived.count()).toBe(1);
+      await expect(live.locator("#live-runs").textContent()).resolves.toContain("fx__echo ok");
+      expect(await live.locator("#live-in-flight tr").count()).toBe(0);
+      expect(navigations).toBe(1);
+      await saveScreenshot(live, "dashboard-live");
+    } finally {
+      release();
+      team.fake.reset(echoThenAnswer);
+    }
     await live.close();
 
     const dialogs: string[] = [];

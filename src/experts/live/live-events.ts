@@ -1,0 +1,60 @@
+import { z } from "zod";
+
+/**
+ * What the live feed carries about a run: names, counts, step numbers, tokens, tool names and
+ * statuses. Never arguments, results, answers or secrets, because every admin socket of the
+ * tenant receives every event (src/experts/live/live-run-feed.ts).
+ */
+const NAME_MAX = 200;
+const name = z.string().max(NAME_MAX);
+const count = z.number().int().nonnegative();
+
+export const liveUserSchema = z.object({ id: name, login: name });
+
+/** A run in flight as the feed keeps it and as a browser draws it. */
+export const liveRunSchema = z.object({
+  runId: name,
+  skill: name,
+  expert: name,
+  user: liveUserSchema,
+  startedAt: count,
+  maxSteps: count,
+  /** The last step whose model call finished (0 before the first). */
+  step: count,
+  /** What that step does, e.g. "calling docs__search" (tool names only). */
+  activity: z.string().max(NAME_MAX),
+  updatedAt: count,
+});
+export type LiveRun = z.infer<typeof liveRunSchema>;
+
+export const liveToolCallSchema = z.object({ name, status: name });
+
+export const liveEventSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("run-started"), at: count, run: liveRunSchema }),
+  z.object({ type: z.literal("run-step"), at: count, runId: name, step: count, maxSteps: count, activity: z.string().max(NAME_MAX) }),
+  z.object({
+    type: z.literal("run-ended"),
+    at: count,
+    runId: name,
+    /** Repeated so a browser that missed the start (or a feed that lost it) can still draw the row. */
+    skill: name,
+    expert: name,
+    user: liveUserSchema,
+    outcome: name,
+    steps: count,
+    toolCalls: count,
+    inputTokens: count,
+    outputTokens: count,
+    elapsedMs: count,
+    tools: z.array(liveToolCallSchema).max(50),
+  }),
+]);
+export type LiveEvent = z.infer<typeof liveEventSchema>;
+
+/** What a socket receives: every event as it happens, and on connect the runs in flight. */
+export type LiveMessage = LiveEvent | { type: "snapshot"; at: number; runs: LiveRun[] };
+
+/** Names are cut rather than refused: a long name must not cost the admin the event. */
+export function cutName(text: string): string {
+  return text.length > NAME_MAX ? `${text.slice(0, NAME_MAX - 1)}…` : text;
+}

@@ -1,0 +1,161 @@
+import type { UserProps } from "../../auth/user-props";
+import { log } from "../../observability/logger";
+import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
+import { cutName, type LiveEvent } from "./live-events";
+import { type LiveRunFeed, liveFeedStub } from "./live-run-feed";
+
+const MAX_TOOLS = 50;
+/** Events in one call to the feed, and calls in a row before what is left is dropped (a stuck feed must not hold memory). */
+const MAX_BATCH = 50;
+const MAX_CALLS_PER_DRAIN = 100;
+/**
+ * Events wait this long to go to the feed together (a run's end goes at once): a page cannot show
+ * steps faster than an admin reads them, and every call costs the feed a write, under `wrangler
+ * dev` on the same cores as the runs (docs/platform-notes.md#live-runs-over-websockets).
+ */
+export const BATCH_WINDOW_MS = 250;
+
+export interface LiveRunStart {
+  runId: string;
+  skill: string;
+  expert: string;
+  user: UserProps;
+  startedAt: number;
+  maxSteps: number;
+}
+
+/**
+ * How an ExpertSession tells the tenant's live feed about its runs, never awaited on the run's
+ * path and kept alive by `waitUntil`, so the feed can neither fail nor hold up a run. Calls to the
+ * feed go one at a time per session, through one stub (calls through one stub arrive in order, so
+ * a step never overtakes its run's start), each carrying what queued in a window of
+ * BATCH_WINDOW_MS: a run's waiting step is replaced by its later one, and a run's end replaces
+ * all it had waiting. A slow model's steps each reach the page; a run shorter than the window
+ * costs one call and no write in the feed.
+ */
+export class LivePublisher {
+  private stub: DurableObjectStub<LiveRunFeed> | undefined;
+  private readonly queue: LiveEvent[] = [];
+  private sending = false;
+  /** When the oldest waiting event was queued (or the last call made, while events kept coming). */
+  private queuedSince = 0;
+  /** Ends the wait early when a run ends. */
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly env: Env,
+    private readonly state: { waitUntil(promise: Promise<unknown>): void },
+  ) {}
+
+  started(start: LiveRunStart): void {
+    this.send(() => ({
+      type: "run-started",
+      at: Date.now(),
+      run: {
+        runId: start.runId,
+        skill: cutName(start.skill),
+        expert: cutName(start.expert),
+        user: liveUser(start.user),
+        startedAt: start.startedAt,
+        maxSteps: start.maxSteps,
+        step: 0,
+        activity: "starting",
+        updatedAt: start.startedAt,
+      },
+    }));
+  }
+
+  step(runId: string, progress: StepProgress): void {
+    this.send(() => ({ type: "run-step", at: Date.now(), runId, step: progress.step, maxSteps: progress.maxSteps, activity: cutName(progress.message) }));
+  }
+
+  ended(start: Omit<LiveRunStart, "startedAt" | "maxSteps">, result: ExpertRunResult, steps: readonly StepRecord[], endedAt: number): void {
+    this.send(() => ({
+      type: "run-ended",
+      at: endedAt,
+      runId: start.runId,
+      skill: cutName(start.skill),
+      expert: cutName(start.expert),
+      user: liveUser(start.user),
+      outcome: result.outcome,
+      steps: result.usage.steps,
+      toolCalls: result.usage.toolCalls,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      elapsedMs: result.usage.elapsedMs,
+      tools: steps
+        .flatMap((step) => step.toolCalls)
+        .slice(0, MAX_TOOLS)
+        .map((call) => ({ name: cutName(call.name), status: call.status })),
+    }));
+  }
+
+  private send(event: () => LiveEvent): void {
+    try {
+      const next = event();
+      if (this.queue.length === 0) this.queuedSince = Date.now();
+      if (next.type === "run-ended") {
+        // The end supersedes whatever of its run is still waiting: a run that ends within the
+        // wait reaches the feed as its end alone, which the feed need not store.
+        this.remove((queued) => (queued.type === "run-started" ? queued.run.runId : queued.runId) === next.runId);
+      } else if (next.type === "run-step") {
+        // A step still waiting replaces the earlier one of its run: the admin sees the latest step.
+        this.remove((queued) => queued.type === "run-step" && queued.runId === next.runId);
+      }
+      this.queue.push(next);
+      if (!this.sending) this.state.waitUntil(this.drain());
+      else if (next.type === "run-ended") this.wake?.();
+    } catch (error) {
+      log("warn", "live feed event not sent", { error: String(error) });
+    }
+  }
+
+  private remove(matches: (event: LiveEvent) => boolean): void {
+    for (let index = this.queue.length - 1; index >= 0; index -= 1) {
+      const queued = this.queue[index];
+      if (queued !== undefined && matches(queued)) this.queue.splice(index, 1);
+    }
+  }
+
+  /**
+   * One call at a time: events wait until the oldest has waited BATCH_WINDOW_MS, or a run ends,
+   * and then go together, in order. Never rejects.
+   */
+  private async drain(): Promise<void> {
+    this.sending = true;
+    try {
+      for (let calls = 0; this.queue.length > 0 && calls < MAX_CALLS_PER_DRAIN; calls += 1) {
+        const due = this.queuedSince + BATCH_WINDOW_MS - Date.now();
+        if (due > 0 && !this.queue.some((event) => event.type === "run-ended")) await this.pause(due);
+        const batch = this.queue.splice(0, MAX_BATCH);
+        this.queuedSince = Date.now();
+        try {
+          this.stub ??= liveFeedStub(this.env);
+          await this.stub.publish(batch);
+        } catch (error) {
+          log("warn", "live feed events not delivered", { events: batch.length, error: String(error) });
+        }
+      }
+      this.queue.length = 0;
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    }).finally(() => {
+      this.wake = undefined;
+    });
+  }
+}
+
+function liveUser(user: UserProps): { id: string; login: string } {
+  return { id: cutName(user.userId), login: cutName(user.login) };
+}

@@ -1,0 +1,110 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { LiveMessage } from "../../src/experts/live/live-events";
+import { liveFeedStub } from "../../src/experts/live/live-run-feed";
+import { waitFor } from "../support/wait-for";
+import { dashboardFetch, ORIGIN, oauthVars, signInAs } from "./dashboard-test-client";
+
+const upgrade = (headers: Record<string, string> = {}): RequestInit => ({ headers: { upgrade: "websocket", ...headers } });
+
+describe("live page and its WebSocket", () => {
+  it("opens the feed's socket for an admin from the dashboard's own origin; the first message is the runs in flight", async () => {
+    const cookie = await signInAs("alice");
+    const response = await dashboardFetch("/admin/live/socket", upgrade({ cookie, origin: ORIGIN }));
+    expect(response.status).toBe(101);
+    const ws = response.webSocket;
+    if (!ws) throw new Error("no WebSocket");
+    const messages: LiveMessage[] = [];
+    ws.addEventListener("message", (event) => {
+      messages.push(JSON.parse(String(event.data)) as LiveMessage);
+    });
+    ws.accept();
+    const snapshot = await waitFor("the snapshot", () => messages[0], 5_000);
+    expect(snapshot.type).toBe("snapshot");
+    ws.close(1000, "done");
+  });
+
+  it("refuses a signed-out browser, a member, another site's page (cross-site WebSocket hijacking) and a request without Origin", async () => {
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ origin: ORIGIN }))).status).toBe(401);
+    const bob = await signInAs("bob");
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ cookie: bob, origin: ORIGIN }))).status).toBe(403);
+    const alice = await signInAs("alice");
+    const foreign = await dashboardFetch("/admin/live/socket", upgrade({ cookie: alice, origin: "https://evil.example" }));
+    expect(foreign.status).toBe(403);
+    expect(foreign.webSocket).toBeNull();
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ cookie: alice, origin: "http://127.0.0.1:9999" }))).status).toBe(403);
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ cookie: alice }))).status).toBe(403);
+    expect((await dashboardFetch("/admin/live/socket", { headers: { cookie: alice, origin: ORIGIN } })).status).toBe(426);
+  });
+
+  it("under --no-auth (no cookie needed on loopback) still refuses another site's page, and opens for the dashboard's own", async () => {
+    const noAuth = { AUTH: "none", ENVIRONMENT: "test" };
+    expect((await dashboardFetch("/admin/live/socket", upgrade({ origin: "https://evil.example" }), noAuth)).status).toBe(403);
+    const own = await dashboardFetch("/admin/live/socket", upgrade({ origin: ORIGIN }), noAuth);
+    expect(own.status).toBe(101);
+    own.webSocket?.accept();
+    own.webSocket?.close(1000, "done");
+  });
+
+  it("takes the origin from PUBLIC_URL when set", async () => {
+    // Signed in without it: the dev provider refuses a non-loopback PUBLIC_URL, the cookie is the same.
+    const cookie = await signInAs("alice");
+    const vars = { ...oauthVars, PUBLIC_URL: "https://slipsnisse.example.com" };
+    const here = await dashboardFetch("/admin/live/socket", upgrade({ cookie, origin: ORIGIN }), vars);
+    expect(here.status).toBe(403);
+    const public_ = await dashboardFetch("/admin/live/socket", upgrade({ cookie, origin: "https://slipsnisse.example.com" }), vars);
+    expect(public_.status).toBe(101);
+    public_.webSocket?.accept();
+    public_.webSocket?.close(1000, "done");
+  });
+
+  it("renders the runs in flight into the page (for a browser without JavaScript) under a CSP that lets the script reach only this origin", async () => {
+    const runId = crypto.randomUUID();
+    const at = Date.now();
+    await liveFeedStub(env).publish([
+      {
+        type: "run-started",
+        at,
+        run: {
+          runId,
+          skill: "live-page",
+          expert: "slow_<b>expert</b>",
+          user: { id: "dev-carol", login: "carol" },
+          startedAt: at,
+          maxSteps: 5,
+          step: 0,
+          activity: "starting",
+          updatedAt: at,
+        },
+      },
+      { type: "run-step", at, runId, step: 2, maxSteps: 5, activity: "calling fx__echo" },
+    ]);
+    const cookie = await signInAs("alice");
+    const page = await dashboardFetch("/admin/live", { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const text = await page.text();
+    expect(text).toContain(`<tr data-run="${runId}">`);
+    expect(text).toContain("slow_&lt;b&gt;expert&lt;/b&gt;");
+    expect(text).toContain("step 2 of 5");
+    expect(text).toContain('<a href="/admin/live">Refresh</a>');
+    expect(page.headers.get("content-security-policy")).toMatch(/script-src 'nonce-[^']+'; connect-src 'self';/);
+    await liveFeedStub(env).publish([
+      {
+        type: "run-ended",
+        at,
+        runId,
+        skill: "live-page",
+        expert: "slow",
+        user: { id: "dev-carol", login: "carol" },
+        outcome: "ok",
+        steps: 2,
+        toolCalls: 1,
+        inputTokens: 1,
+        outputTokens: 1,
+        elapsedMs: 1,
+        tools: [],
+      },
+    ]);
+    expect(await (await dashboardFetch("/admin/live", { headers: { cookie } })).text()).not.toContain(runId);
+  });
+});
