@@ -62,5 +62,7 @@ export function deleteRunRows(sql: SqlStorage, runId: string): boolean {
   if (!found) return false;
   sql.exec(`DELETE FROM run_steps WHERE run_id = ?`, runId);
   sql.exec(`DELETE FROM runs WHERE id = ?`, runId);
+  // An ended task of this run holds the call's arguments and its result: they go with the run.
+  sql.exec(`DELETE FROM tasks WHERE run_id = ? AND status <> 'working'`, runId);
   return true;
 }

@@ -71,4 +71,19 @@ describe("ExpertSession tasks and its alarm", () => {
     expect(await session.task(taskId)).toMatchObject({ status: "failed", statusMessage: expect.stringContaining(`interrupted ${MAX_TASK_ATTEMPTS} times`) });
     expect(model.doGenerateCalls).toHaveLength(0);
   });
+
+  it("deleting a task's run (a member's DELETE /me/api/…/runs/:id) deletes the task with its arguments and result", async () => {
+    models.play([{ text: "done" }]);
+    const session = sessionOf(skill);
+    const taskId = crypto.randomUUID();
+    const call = callOf(skill, "notes", "private words");
+    await session.startTask(taskId, call, false, 60_000);
+    await waitFor("the task to complete", async () => ((await session.task(taskId))?.status === "completed" ? true : undefined), 5_000, 20);
+    const stored = () =>
+      runInDurableObject(session, (_instance, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM tasks WHERE task_id = ?`, taskId).one().n);
+    expect(await stored()).toBe(1);
+    expect(await session.deleteRun(call.runId)).toBe(true);
+    expect(await stored()).toBe(0);
+    expect(await session.task(taskId)).toBeNull();
+  });
 });
