@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import type { UserProps } from "../../../src/auth/user-props";
 import { contextWithProps } from "../../../src/execution-context";
+import { runTraceMarkdown } from "../../../src/mcp/run-trace-markdown";
 import { usage, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 
@@ -66,6 +67,9 @@ describe("a run in flight keeps the session's alarm within its timeout", () => {
     expect(row).toEqual({ outcome: "interrupted", user_login: "nora" });
     // One name for the outcome: the member's own API says what the index says.
     expect((await ownRuns(nora)).find((run) => run.id === request.runId)).toMatchObject({ outcome: "interrupted" });
+    // And so does the run's trace resource (slipsnisse://runs/<id>), read from the same record.
+    const record = await sessionOf(skill, nora).run(request.runId);
+    expect(record && runTraceMarkdown(record, [])).toContain("**interrupted**");
   });
 
   it("an alarm while the run is still going keeps one armed for it", async () => {
