@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { base64Url, base64UrlDecode } from "../base64url";
 import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../catalog/catalog-schema";
+import { RECORDED_OUTCOMES, type RecordedOutcome } from "../experts/run/expert-types";
 import type { RunIndexRow } from "../experts/session/run-index-writer";
 import { D1_TABLES } from "../storage-keys";
 import { timeParam, type QueryFixes } from "./admin-query";
 
-/** `interrupted`: a run a session restart cut off (indexed by the restarted session). */
-export const OUTCOMES = ["ok", "budget_exhausted", "cancelled", "error", "interrupted"] as const;
+/** Every outcome a run is recorded with (`interrupted`: a run a session restart cut off). */
+export const OUTCOMES = RECORDED_OUTCOMES;
 
 /** Where the next page starts: the last row's start time and run id (ties broken by id). */
 const cursorSchema = z.object({ s: z.number().int(), id: z.string().min(1).max(100) }).strict();
@@ -71,7 +72,8 @@ export interface RunIndexRecord {
   catalog_version: number | null;
   provider: string;
   model: string;
-  outcome: string;
+  /** Only run-index-writer.ts writes the table, from a typed row. */
+  outcome: RecordedOutcome;
   trace_id: string;
   started_at: number;
   ended_at: number;

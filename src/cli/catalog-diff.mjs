@@ -2,8 +2,10 @@
 /**
  * A readable difference between two validated catalogs (defaults filled in on both sides, so
  * a default written out is not a change): skills added or removed, and inside a changed skill
- * its description, tool policy, servers by id and experts by name, field by field.
- * `+` added, `-` removed, `~` changed.
+ * every field of it (description, limits, retention, access, tool policy, pricing, and any field
+ * the schema gains), with servers by id and experts by name, field by field. Nothing is listed
+ * by name here, so a new schema field cannot be left out (test/unit/cli/catalog-diff.test.ts
+ * walks the schema to prove it). `+` added, `-` removed, `~` changed.
  * @typedef {Record<string, unknown>} Obj
  */
 
@@ -28,9 +30,14 @@ export function diffCatalogs(live, local) {
   return lines;
 }
 
+/** Entries: servers by id and experts by name, each shown as one entry; listed after the skill's own fields. */
+const ENTRIES = new Set(["servers", "experts"]);
+
 /** @param {Obj} before @param {Obj} after */
 function diffSkill(before, after) {
-  const lines = [...diffFields("description", before.description, after.description), ...diffFields("tool_policy", before.tool_policy, after.tool_policy)];
+  const lines = union(before, after)
+    .filter((key) => !ENTRIES.has(key))
+    .flatMap((key) => diffFields(key, before[key], after[key]));
   const servers = [asObj(before.servers), asObj(after.servers)];
   for (const id of union(servers[0], servers[1])) lines.push(...diffEntry("server", id, servers[0][id], servers[1][id]));
   const experts = [byName(before.experts), byName(after.experts)];

@@ -23,3 +23,19 @@ export class DashboardSessionKeyWeakError extends SlipsnisseError {
 export function isDashboardMisconfiguration(error: unknown): boolean {
   return error instanceof DashboardSessionKeyMissingError || error instanceof DashboardSessionKeyWeakError;
 }
+
+/**
+ * Text meant for a raw text element (`<style>`, `<script>`) holds what would end the element
+ * early or change how the parser reads it. Only our own constants go there, so this is a
+ * programming error, thrown when the module loads.
+ */
+export class UnsafeRawElementTextError extends SlipsnisseError {
+  readonly kind = "unsafe-raw-element-text";
+  readonly fix = "Keep `</style`, `</script` and `<!--` out of the dashboard's stylesheet and scripts (write `<\\/` in a script's strings).";
+  constructor(
+    readonly element: string,
+    readonly found: string,
+  ) {
+    super(`The dashboard's <${element}> text contains "${found}", which the HTML parser would read as the element's end or a comment.`);
+  }
+}

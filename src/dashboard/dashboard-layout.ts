@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { randomToken } from "../auth/pkce";
+import { type RawElementText, rawElementText } from "./raw-element-text";
 
 export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -46,7 +47,10 @@ export function dashboardHeaders(nonce: string, withScript = false): Record<stri
   };
 }
 
-const STYLE = `
+/** Unescaped in the page (raw-element-text.ts): an escaped `"` would drop the `font` declaration. */
+const STYLE = rawElementText(
+  "style",
+  `
 :root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--accent:#0b5cad;--bad:#b42318;--ok:#1a7f37;--warn:#9a6700}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans",system-ui,sans-serif;color:var(--fg);background:var(--bg)}
 header{display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center;padding:.6rem 1rem;border-bottom:1px solid var(--line);background:var(--soft)}
@@ -74,7 +78,8 @@ form.inline{display:inline}.filters{display:flex;flex-wrap:wrap;gap:.4rem .6rem;
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 ol.steps{padding-left:1.25rem}ol.steps>li{margin-bottom:1rem}.call{border-left:3px solid var(--line);padding-left:.75rem;margin:.5rem 0}
 figure.chart{margin:0}figure.chart figcaption{font-weight:600;margin:.5rem 0}label{font-weight:600}select,input{font:inherit;padding:.25rem}
-`;
+`,
+);
 
 /** The page shell: header with navigation and the signed-in admin, then `body` (already escaped markup). */
 export async function renderDashboardPage(
@@ -82,7 +87,7 @@ export async function renderDashboardPage(
   body: Markup,
   status = 200,
   extraHeaders: Record<string, string> = {},
-  script?: HtmlEscapedString,
+  script?: RawElementText<"script">,
 ): Promise<Response> {
   const nonce = randomToken();
   const page = await html`<!doctype html>

@@ -107,7 +107,7 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     const task = await sessionOf("default", cid).task(taskId);
     expect(task).toMatchObject({ status: "completed", attempts: 2 });
     expect(task?.runId).not.toBe(firstRun);
-    expect(await sessionOf("default", cid).run(firstRun)).toMatchObject({ outcome: "error", error: expect.stringContaining("interrupted") });
+    expect(await sessionOf("default", cid).run(firstRun)).toMatchObject({ outcome: "interrupted", error: expect.stringContaining("restarted") });
     const { client, tasks } = await connect(cid);
     try {
       const outcome = await tasks.task(toTaskId(taskId)).result();

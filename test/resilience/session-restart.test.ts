@@ -50,7 +50,7 @@ describe("ExpertSession across restarts", () => {
    * ("Promise callback destroyed itself"), so the cut-off run is staged as the row a run leaves
    * behind when its instance dies mid-flight: inserted "running", never finished.
    */
-  it("a run a restart cut off is closed as an interrupted error, not left running", async () => {
+  it("a run a restart cut off is closed as interrupted, not left running", async () => {
     const runId = crypto.randomUUID();
     await runInDurableObject(sessionOf(skill), (_instance, state) => {
       state.storage.sql.exec(
@@ -64,7 +64,7 @@ describe("ExpertSession across restarts", () => {
     expect(await sessionOf(skill).run(runId)).toMatchObject({ outcome: "running" });
     await abortAllDurableObjects();
     const record = await sessionOf(skill).run(runId);
-    expect(record).toMatchObject({ outcome: "error", error: expect.stringContaining("interrupted") });
+    expect(record).toMatchObject({ outcome: "interrupted", error: expect.stringContaining("restarted") });
     expect(record?.endedAt).toEqual(expect.any(Number));
     model = scriptedModel([{ text: "Back." }]);
     expect(await sessionOf(skill).callExpert(callOf(skill, "notes", "Still there?"))).toMatchObject({ outcome: "ok", text: "Back." });
@@ -75,6 +75,6 @@ describe("ExpertSession across restarts", () => {
     await abortAllDurableObjects();
     const after = await sessionOf(skill).recentRuns(200);
     expect(after).toEqual(before);
-    expect(new Set(after.map((run) => run.outcome))).toEqual(new Set(["ok", "error"]));
+    expect(new Set(after.map((run) => run.outcome))).toEqual(new Set(["ok", "interrupted"]));
   });
 });

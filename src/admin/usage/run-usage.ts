@@ -1,3 +1,5 @@
+import type { RecordedOutcome } from "../../experts/run/expert-types";
+
 export const USAGE_DIMENSIONS = ["skill", "expert", "user", "day"] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];
 
@@ -8,7 +10,7 @@ export interface UsageGroup {
   /** UTC day, YYYY-MM-DD. */
   day?: string;
   runs: number;
-  outcomes: Record<string, number>;
+  outcomes: Partial<Record<RecordedOutcome, number>>;
   inputTokens: number;
   outputTokens: number;
   toolCalls: number;

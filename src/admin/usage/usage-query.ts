@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RECORDED_OUTCOMES } from "../../experts/run/expert-types";
 import { D1_TABLES } from "../../storage-keys";
 import { type RunFilter, runFilterClause } from "../run-index-query";
 import { latencySummary } from "./percentiles";
@@ -20,7 +21,7 @@ const usageRowSchema = z.object({
   user_id: z.string().optional(),
   user_login: z.string().nullish(),
   user_email: z.string().nullish(),
-  outcome: z.string(),
+  outcome: z.enum(RECORDED_OUTCOMES),
   runs: z.number().int(),
   input_tokens: z.number(),
   output_tokens: z.number(),

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
-import { html, raw } from "hono/html";
+import { html } from "hono/html";
 import { readAuthConfig } from "../../auth/auth-config";
 import type { LiveRun } from "../../experts/live/live-events";
 import { liveFeedStub, SOCKET_EXPIRES_HEADER } from "../../experts/live/live-run-feed";
 import { log } from "../../observability/logger";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
+import { rawElementText } from "../raw-element-text";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 
@@ -79,7 +80,9 @@ function stepText(run: Pick<LiveRun, "step" | "maxSteps">): string {
  * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check); a
  * "ping" every 30 s keeps idle proxies from closing it and is answered without waking the feed.
  */
-const LIVE_SCRIPT = raw(`
+const LIVE_SCRIPT = rawElementText(
+  "script",
+  `
 const inFlight = document.getElementById("live-in-flight");
 const finished = document.getElementById("live-runs");
 const state = document.getElementById("live-state");
@@ -144,4 +147,5 @@ function connect() {
   };
 }
 connect();
-`);
+`,
+);

@@ -66,7 +66,7 @@ function textFilter(name: string, label: string, value: string | undefined) {
 }
 
 export function outcomeBadge(outcome: string) {
-  return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" ? "bad" : "warn"}">${outcome}</span>`;
+  return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" || outcome === "interrupted" ? "bad" : "warn"}">${outcome}</span>`;
 }
 
 export function runTable(runs: readonly RunSummary[]) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RUN_OUTCOMES } from "../run/expert-types";
 
 /**
  * What the live feed carries about a run: names, counts, step numbers, tokens, tool names and
@@ -40,7 +41,7 @@ export const liveEventSchema = z.discriminatedUnion("type", [
     skill: name,
     expert: name,
     user: liveUserSchema,
-    outcome: name,
+    outcome: z.enum(RUN_OUTCOMES),
     steps: count,
     toolCalls: count,
     inputTokens: count,

@@ -9,8 +9,16 @@ import type { ToolSource } from "../../downstream/downstream-types";
 export type JsonObject = { [key: string]: string | number | boolean | null | object };
 
 export type BudgetKind = "steps" | "timeout" | "tool_calls" | "output_tokens";
-/** "paused": an ask_back expert asked the orchestrator a question and waits for the answer. */
-export type RunOutcome = "ok" | "budget_exhausted" | "cancelled" | "error" | "paused";
+/** How a run ends. "paused": an ask_back expert asked the orchestrator a question and waits for the answer. */
+export const RUN_OUTCOMES = ["ok", "budget_exhausted", "cancelled", "error", "paused"] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+/**
+ * How a recorded run ended: its own outcome, or "interrupted" when a session restart cut it off
+ * (it never got to end). The one vocabulary of the run log, the run index, /me/api, the
+ * dashboard, the CLI and the trace resources.
+ */
+export const RECORDED_OUTCOMES = [...RUN_OUTCOMES, "interrupted"] as const;
+export type RecordedOutcome = (typeof RECORDED_OUTCOMES)[number];
 
 /** Returned to the orchestrator in `structuredContent.usage`/`_meta` and stored with the run. */
 export interface RunUsage {

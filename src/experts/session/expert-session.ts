@@ -39,7 +39,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly threads: ThreadStore;
   private readonly paused: PausedRuns;
   private pool: { key: string; pool: DownstreamPool } | null = null;
-  private readonly inFlight = new Map<string, AbortController>();
+  private readonly inFlight = new Map<string, InFlightRun>();
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly tasks: SessionTasks;
@@ -111,7 +111,7 @@ export class ExpertSession extends DurableObject<Env> {
     // Minted before the run row so the record names the thread a new conversation starts.
     const threadId = refusedThread ? null : (request.thread ?? this.threads.create(expert.name, startedAt));
     const controller = new AbortController();
-    this.inFlight.set(request.runId, controller);
+    this.inFlight.set(request.runId, { controller, startedAt, timeoutMs: expert.budget.timeout_ms });
     const key = request.mcpRequest ? requestKey(request.mcpRequest) : undefined;
     if (key !== undefined) this.byRequest.set(key, (this.byRequest.get(key) ?? new Set()).add(request.runId));
     const trace = startRunTrace(this.env, request, skill.config, expert);
@@ -127,6 +127,10 @@ export class ExpertSession extends DurableObject<Env> {
       startedAt,
       ...trace.start,
     });
+    // Only an alarm wakes an object nobody calls: without one due soon, a restart now would leave
+    // this run unindexed until the user's next call (the constructor closes cut-off runs).
+    const inFlightAlarm = startedAt + expert.budget.timeout_ms + IN_FLIGHT_GRACE_MS;
+    await alarmNoLaterThan(this.ctx.storage, inFlightAlarm);
     const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
     this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
 
@@ -165,7 +169,7 @@ export class ExpertSession extends DurableObject<Env> {
     this.live.ended(liveRun, result, stored.steps, endedAt);
     // Not a D1 write on the call's path: the alarm flushes the outbox in batches.
     this.indexOutbox.add([trace.indexEntry({ request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps })], endedAt);
-    await this.armIndexFlush();
+    await this.armAfterRun(inFlightAlarm, endedAt);
     const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, endedAt);
     if (threadId !== null && result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
       // Thread turns are stored too: no secret the caller or the model echoed may stay in them.
@@ -201,7 +205,7 @@ export class ExpertSession extends DurableObject<Env> {
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {
-    const controller = this.inFlight.get(runId);
+    const controller = this.inFlight.get(runId)?.controller;
     controller?.abort(new DOMException("The client cancelled the expert call.", "AbortError"));
     return controller !== undefined;
   }
@@ -256,7 +260,7 @@ export class ExpertSession extends DurableObject<Env> {
     const oldest = oldestKept(this.ctx.storage.sql);
     const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
     this.retentionDueAt = retentionDue ?? undefined;
-    await setOrClearAlarm(this.ctx.storage, earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
+    await setOrClearAlarm(this.ctx.storage, this.nextAlarm(retentionDue, now));
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
@@ -273,7 +277,7 @@ export class ExpertSession extends DurableObject<Env> {
     if ((await this.tasks.onAlarm()) > 0) await this.indexOutbox.flush(this.env.DB);
     const now = Date.now();
     if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
-      await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
+      await setOrClearAlarm(this.ctx.storage, this.nextAlarm(this.retentionDueAt, now));
       return;
     }
     await this.purgeExpired(now);
@@ -308,9 +312,35 @@ export class ExpertSession extends DurableObject<Env> {
     await alarmNoLaterThan(this.ctx.storage, Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
   }
 
-  private async armIndexFlush(): Promise<void> {
-    const due = this.indexOutbox.dueAt();
-    if (due !== null) await alarmNoLaterThan(this.ctx.storage, due);
+  /** The earliest of the alarm's jobs (session-alarm.ts): retention, tasks, the index outbox, runs in flight. */
+  private nextAlarm(retentionDue: number | null, now: number): number | null {
+    return earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.inFlightCheck(now));
+  }
+
+  /**
+   * When to look again while runs are in flight: just after the first one's timeout, by which it
+   * has ended unless a restart cut it off (and then the fresh instance this alarm wakes indexes
+   * it). A run still going past its timeout (a slow abort) is looked at again a timeout later.
+   */
+  private inFlightCheck(now: number): number | null {
+    let due: number | null = null;
+    for (const run of this.inFlight.values()) {
+      const deadline = run.startedAt + run.timeoutMs + IN_FLIGHT_GRACE_MS;
+      const check = deadline > now ? deadline : now + run.timeoutMs;
+      due = due === null ? check : Math.min(due, check);
+    }
+    return due;
+  }
+
+  /**
+   * After a run ends its index row waits for the flush; the alarm its start armed (`inFlightAlarm`)
+   * is not needed any more and gives way to what is due (the flush, other runs, tasks, retention).
+   * No extra storage op: the alarm is read from memory and set at most once, as the flush needs.
+   */
+  private async armAfterRun(inFlightAlarm: number, now: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    const next = this.nextAlarm(this.retentionDueAt ?? now + DAY_MS, now);
+    if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.ctx.storage.setAlarm(next);
   }
 
   async run(runId: string): Promise<StoredRun | null> {
@@ -339,6 +369,16 @@ export class ExpertSession extends DurableObject<Env> {
     return this.pool.pool;
   }
 }
+
+/** A run this instance is running: how to cancel it, and when it should have ended (its budget's timeout). */
+interface InFlightRun {
+  controller: AbortController;
+  startedAt: number;
+  timeoutMs: number;
+}
+
+/** How long after a run's timeout the alarm looks for it: the runner's own end (abort, synthesis, record) comes first. */
+const IN_FLIGHT_GRACE_MS = 5_000;
 
 /** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
 function sessionSkill(name: string | undefined): string | undefined {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { log } from "../../observability/logger";
+import { RECORDED_OUTCOMES } from "../run/expert-types";
 import { type RunIndexEntry, runIndexStatementCount, writeRunIndex } from "./run-index-writer";
 
 /**
@@ -39,7 +40,7 @@ const rowSchema = z.object({
   catalogVersion: z.number().int().nullable(),
   provider: z.string(),
   model: z.string(),
-  outcome: z.string(),
+  outcome: z.enum(RECORDED_OUTCOMES),
   traceId: z.string(),
   startedAt: z.number(),
   endedAt: z.number(),

@@ -1,5 +1,5 @@
 import { D1_TABLES } from "../../storage-keys";
-import type { StepRecord } from "../run/expert-types";
+import type { RecordedOutcome, StepRecord } from "../run/expert-types";
 
 /** One row of D1 `run_index` (migrations/0003_run_index.sql): names, counts and times only. */
 export interface RunIndexRow {
@@ -14,7 +14,7 @@ export interface RunIndexRow {
   provider: string;
   model: string;
   /** A run's outcome, or `interrupted` for one a session restart cut off. */
-  outcome: string;
+  outcome: RecordedOutcome;
   traceId: string;
   startedAt: number;
   endedAt: number;

@@ -1,4 +1,4 @@
-import type { ExpertRunResult, RunOutcome, RunUsage, StepRecord } from "../run/expert-types";
+import type { ExpertRunResult, RecordedOutcome, RunUsage, StepRecord } from "../run/expert-types";
 
 /** Who made the call, as signed in: the id, and the login and email to show it by. */
 export interface RunCaller {
@@ -32,7 +32,7 @@ export interface RunEndTrace {
 }
 
 export interface StoredRun extends Omit<StoredRunStart, "traceId" | "caller" | "args"> {
-  outcome: RunOutcome | "running";
+  outcome: RecordedOutcome | "running";
   error: string | null;
   usage: RunUsage | null;
   endedAt: number | null;
@@ -89,10 +89,10 @@ export class RunLog {
     return this.sql.exec<RunRow>(`SELECT * FROM runs WHERE outcome = 'running'`).toArray().map(toStoredRun);
   }
 
-  /** Marks runs a restart interrupted: nothing stays "running" forever. */
+  /** Marks runs a restart interrupted: nothing stays "running" forever (the index names them the same, interruptedIndexEntry). */
   abandonUnfinished(endedAt: number): number {
     return this.sql.exec(
-      `UPDATE runs SET outcome = 'error', error = 'interrupted: the session restarted during the run', ended_at = ?
+      `UPDATE runs SET outcome = 'interrupted', error = 'interrupted: the session restarted during the run', ended_at = ?
        WHERE outcome = 'running'`,
       endedAt,
     ).rowsWritten;

@@ -123,6 +123,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
        retry_at INTEGER NOT NULL DEFAULT 0
      )`,
   ],
+  // Runs a restart cut off were recorded as "error" while the index said "interrupted": one name now.
+  [`UPDATE runs SET outcome = 'interrupted' WHERE outcome = 'error' AND error LIKE 'interrupted: the session restarted%'`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { userPropsSchema } from "../../auth/user-props";
+import { RUN_OUTCOMES } from "../run/expert-types";
 import type { ExpertCallRequest, ExpertCallResult } from "./expert-call";
 
 /** MCP Tasks statuses (2025-11-25 "Tasks"); `input_required` is never used: ask-back answers in the result. */
@@ -46,7 +47,7 @@ const usageSchema = z.object({
 
 const resultSchema = z.object({
   runId: z.string(),
-  outcome: z.enum(["ok", "budget_exhausted", "cancelled", "error", "paused"]),
+  outcome: z.enum(RUN_OUTCOMES),
   text: z.string(),
   structured: z.record(z.string(), z.json()).optional(),
   thread: z.string().optional(),

@@ -95,6 +95,30 @@ describe("slipsnisse CLI against wrangler dev", () => {
     expect((await cli("diff", "catalog.json")).stdout).toBe("+ skill devops (new: 0 server(s); 1 expert(s) deploy_help)\n");
   });
 
+  it("diffs a skill's prices and limits: a price raised 10× and runs_per_day cut to 1 are differences, not silence", async () => {
+    const priced = (inputPrice: number, runsPerDay: number) => ({
+      skills: {
+        default: {
+          description: "General questions.",
+          limits: { per_user: { runs_per_day: runsPerDay } },
+          pricing: { "openai-compatible": { unused: { input_per_million: inputPrice, output_per_million: 1 } } },
+          experts: [expert("ask", "Answers questions.")],
+        },
+      },
+    });
+    await writeFile(join(dir, "priced.json"), JSON.stringify(priced(0.5, 200)));
+    await writeFile(join(dir, "pricier.json"), JSON.stringify(priced(5, 1)));
+    expect((await cli("push", "priced.json")).stdout).toContain("skill default: saved as version");
+    expect(await cli("diff", "priced.json", "--exit-code")).toMatchObject({ code: 0, stdout: "No differences: priced.json matches the live catalog.\n" });
+
+    expect(await cli("diff", "pricier.json", "--exit-code")).toMatchObject({
+      code: 1,
+      stdout: ["~ skill default", "    ~ limits.per_user.runs_per_day: 200 → 1", "    ~ pricing.openai-compatible.unused.input_per_million: 0.5 → 5", ""].join(
+        "\n",
+      ),
+    });
+  });
+
   it("reports an admin API refusal with the problems and a non-zero exit", async () => {
     const rollback = await cli("rollback", "99", "--skill", "default");
     expect(rollback.code).toBe(1);

@@ -12,6 +12,17 @@ import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server
 const EXPERT = "echo_notes";
 const INJECTED = "<script>alert(1)</script>";
 
+/**
+ * The `font-family` the stylesheet's `body` rule declares (empty when the browser dropped the
+ * declaration), and body's computed font family and size. A string: the Node test's types have no DOM.
+ */
+const FONT_PROBE = `(() => {
+  const rules = [...document.styleSheets].flatMap((sheet) => [...sheet.cssRules]);
+  const body = rules.find((rule) => rule.selectorText === "body");
+  const computed = getComputedStyle(document.body);
+  return { declared: body ? body.style.fontFamily : "", computed: computed.fontFamily, size: computed.fontSize };
+})()`;
+
 /** The fake model: one echo of the query, then the tool's text as the answer. */
 function echoThenAnswer(request: ChatRequest): ScriptedReply {
   const results = toolResultMessages(request);
@@ -95,6 +106,11 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     await expect(page.getByText("Signed in as alice").isVisible()).resolves.toBe(true);
     const cookies = await alice.cookies();
     expect(cookies.find((cookie) => cookie.name === "__Host-slipsnisse-dashboard")).toMatchObject({ httpOnly: true, secure: true, sameSite: "Lax", path: "/" });
+    // The body's font is the stylesheet's, not the browser's default serif: an HTML-escaped
+    // `<style>` (`&quot;Segoe UI&quot;`) made Chromium drop the whole `font` declaration.
+    const font = await page.evaluate<{ declared: string; computed: string; size: string }>(FONT_PROBE);
+    expect(font.declared).toContain('"Segoe UI"');
+    expect(font).toEqual({ declared: font.declared, computed: font.declared, size: "15px" });
     await saveScreenshot(page, "dashboard-overview");
   });
 

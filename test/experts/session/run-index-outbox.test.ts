@@ -213,7 +213,7 @@ describe("the run index outbox", () => {
     await abortAllDurableObjects();
 
     // The fresh instance closes the run and queues its index row, with the flush due.
-    expect(await session(hank).run(runId)).toMatchObject({ outcome: "error", error: expect.stringContaining("interrupted") });
+    expect(await session(hank).run(runId)).toMatchObject({ outcome: "interrupted", error: expect.stringContaining("restarted") });
     expect((await waiting(session(hank))).map((row) => row.run_id)).toEqual([runId]);
     expect(await alarmAt(session(hank))).toBeLessThanOrEqual(Date.now() + TEST_FLUSH_DELAY_MS);
     expect(await indexed(runId)).toBeNull();

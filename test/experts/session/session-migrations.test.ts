@@ -38,6 +38,24 @@ describe("session schema migrations", () => {
     ]);
   });
 
+  it("renames runs an older release closed as an interrupted error to interrupted, as the index has them", async () => {
+    const outcomes = await runInDurableObject(stub("interrupted"), (_instance, state) => {
+      const sql = state.storage.sql;
+      const renaming = SESSION_MIGRATIONS.findIndex((statements) => statements.some((statement) => statement.includes("SET outcome = 'interrupted'")));
+      expect(renaming).toBeGreaterThan(0);
+      sql.exec(`DELETE FROM session_migrations WHERE version > ?`, renaming);
+      const insert = `INSERT INTO runs (id, skill, expert, user_id, provider, outcome, error, started_at) VALUES (?, 's', 'e', 'u', 'p', 'error', ?, 1)`;
+      sql.exec(insert, "cut", "interrupted: the session restarted during the run");
+      sql.exec(insert, "failed", "The model answered 500.");
+      applySessionSchema(state.storage);
+      return sql.exec<{ id: string; outcome: string }>(`SELECT id, outcome FROM runs WHERE id IN ('cut', 'failed') ORDER BY id`).toArray();
+    });
+    expect(outcomes).toEqual([
+      { id: "cut", outcome: "interrupted" },
+      { id: "failed", outcome: "error" },
+    ]);
+  });
+
   it("is idempotent: a restarted object applies nothing twice", async () => {
     const versions = await runInDurableObject(stub("twice"), (_instance, state) => {
       applySessionSchema(state.storage);
