@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { html, raw } from "hono/html";
 import { readAuthConfig } from "../../auth/auth-config";
 import type { LiveRun } from "../../experts/live/live-events";
-import { liveFeedStub, SOCKET_EXPIRES_HEADER } from "../../experts/live/live-run-feed";
+import { liveFeedStub, SOCKET_EXPIRES_HEADER, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from "../../experts/live/live-run-feed";
 import { log } from "../../observability/logger";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
@@ -48,7 +48,13 @@ ${skillFilterNotice(skill, "/admin/live")}
     if (origin === undefined || origin !== dashboardOrigin(c)) {
       return dashboardMessage(403, "Not this site", "The live feed only answers the dashboard's own pages.", frameOf(c));
     }
-    const headers = new Headers({ upgrade: "websocket", [SOCKET_EXPIRES_HEADER]: String(c.get("session").exp * 1000) });
+    const session = c.get("session");
+    const headers = new Headers({
+      upgrade: "websocket",
+      [SOCKET_EXPIRES_HEADER]: String(session.exp * 1000),
+      [SOCKET_SESSION_HEADER]: session.sid,
+      [SOCKET_USER_HEADER]: session.user.userId,
+    });
     return liveFeedStub(c.env).fetch("https://live-feed/socket", { headers });
   });
 
