@@ -9,11 +9,13 @@ const clearsSession = (response: Response) => response.headers.getSetCookie().so
 
 /** The promise's value, or a failure naming what never happened (a bound, not a wait). */
 function within<T>(what: string, promise: Promise<T>, ms = 5_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: ReturnType<typeof setTimeout> | null = null;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => {
+    if (timer !== null) clearTimeout(timer);
+  });
 }
 
 /** An open live socket; resolves with the close code when the server closes it. */
