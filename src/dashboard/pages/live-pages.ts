@@ -82,7 +82,8 @@ function stepText(run: Pick<LiveRun, "step" | "maxSteps">): string {
 
 /**
  * Builds rows with textContent only, so nothing a run carries is ever parsed as markup. The
- * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check); a
+ * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check; not
+ * after a sign-out or revoke, which the feed reports with 4003); a
  * "ping" every 30 s keeps idle proxies from closing it and is answered without waking the feed.
  */
 const LIVE_SCRIPT = raw(`
@@ -144,6 +145,8 @@ function connect() {
   };
   socket.onclose = (closed) => {
     clearInterval(ping);
+    // 4003: this session was signed out or revoked on the server; reconnecting would be refused.
+    if (closed.code === 4003) { state.textContent = "Signed out. Reload the page to sign in again."; return; }
     attempt = closed.code === 4001 ? 0 : Math.min(attempt + 1, 6);
     state.textContent = attempt > 3 ? "Disconnected; retrying (reload the page, or sign in again, if this lasts)." : "Reconnecting…";
     setTimeout(connect, closed.code === 4001 ? 0 : 500 * 2 ** attempt);
