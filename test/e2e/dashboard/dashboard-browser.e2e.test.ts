@@ -280,4 +280,25 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
       await stranger.close();
     }
   });
+
+  it("signs out on the server: the open live page says so, and a copy of the old cookie opens nothing", async () => {
+    const signedIn = await loopbackOnlyContext(browser);
+    const copy = await loopbackOnlyContext(browser);
+    try {
+      const live = await signInBrowser(signedIn, "alice");
+      await live.goto(`${team.dev.baseUrl}/admin/live`);
+      await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
+      await copy.addCookies(await signedIn.cookies());
+      const other = await signedIn.newPage();
+      await other.goto(`${team.dev.baseUrl}/admin`);
+      await other.getByRole("button", { name: "Sign out" }).click();
+      await other.waitForURL((url) => url.pathname === "/admin/login");
+      await live.getByRole("status").getByText("Signed out. Reload the page to sign in again.").waitFor({ timeout: 10_000 });
+      const stolen = await copy.newPage();
+      await stolen.goto(`${team.dev.baseUrl}/admin`);
+      expect(new URL(stolen.url()).pathname).toBe("/admin/login");
+    } finally {
+      await Promise.all([signedIn.close(), copy.close()]);
+    }
+  });
 });
