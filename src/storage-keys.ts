@@ -50,6 +50,15 @@
  *
  * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
  *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
+ *   slipsnisse-dashboard-session-ended:<sid>  a dashboard session signed out ({endedAt}), kept until
+ *                     its cookie would expire (KV expirationTtl), so the old cookie is refused
+ *                     (src/auth/dashboard-session-revocations.ts).
+ *   slipsnisse-dashboard-sessions-ended:<userId>  the time (ms) before which every dashboard session
+ *                     of the user ends: written when an admin revokes the member, kept one session
+ *                     lifetime, after which every cookie issued before it has expired anyway.
+ *                     Both are read on every dashboard request and the live socket's upgrade; KV,
+ *                     like the removed-member mark, so a revoke reaches other locations within
+ *                     KV's propagation (about 60 s), the location that wrote it at once.
  *
  * KV (binding OAUTH_KV) also holds the library's consent handles and upstream `state` (single use,
  * short TTL), written through its helpers in src/auth/auth-app.ts.
@@ -120,3 +129,17 @@ export const TEAM_TABLES = {
   usageCounters: "usage_counters",
   members: "members",
 } as const;
+
+/** OAUTH_KV keys of ended dashboard sessions (described above). */
+export const DASHBOARD_SESSION_KV_PREFIXES = {
+  sessionEnded: "slipsnisse-dashboard-session-ended:",
+  userSessionsEnded: "slipsnisse-dashboard-sessions-ended:",
+} as const;
+
+export function dashboardSessionEndedKey(sid: string): string {
+  return `${DASHBOARD_SESSION_KV_PREFIXES.sessionEnded}${sid}`;
+}
+
+export function dashboardSessionsEndedKey(userId: string): string {
+  return `${DASHBOARD_SESSION_KV_PREFIXES.userSessionsEnded}${userId}`;
+}

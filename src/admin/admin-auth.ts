@@ -1,6 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { adminTokenUser } from "../auth/admin-token";
+import { readAuthConfig } from "../auth/auth-config";
 import { loopbackDevUser } from "../auth/loopback-dev-user";
+import { currentRole } from "../auth/membership-policy";
 import { userPropsSchema, type UserProps } from "../auth/user-props";
 
 export type AdminVariables = { admin: UserProps };
@@ -14,7 +16,8 @@ export type AdminVariables = { admin: UserProps };
 export function requireAdmin(): MiddlewareHandler<{ Bindings: Env; Variables: AdminVariables }> {
   return async (c, next) => {
     const fromGrant = userPropsSchema.safeParse(c.executionCtx.props);
-    const admin = (fromGrant.success ? fromGrant.data : null) ?? (await adminTokenUser(c.req.raw, c.env)) ?? loopbackDevUser(c.req.raw, c.env);
+    const admin =
+      (fromGrant.success ? withRoleNow(c.env, fromGrant.data) : null) ?? (await adminTokenUser(c.req.raw, c.env)) ?? loopbackDevUser(c.req.raw, c.env);
     if (!admin)
       return c.json(
         {
@@ -28,4 +31,18 @@ export function requireAdmin(): MiddlewareHandler<{ Bindings: Env; Variables: Ad
     c.set("admin", admin);
     await next();
   };
+}
+
+/**
+ * A grant's role was decided at sign-in or the last refresh; ADMIN_USERS is matched again with
+ * the same names (membership-policy.ts) so the admin API agrees with the dashboard at once. Only
+ * signed-in users carry `idp`; the ADMIN_TOKEN and loopback users are admins by construction.
+ */
+function withRoleNow(env: Env, user: UserProps): UserProps {
+  if (user.idp === undefined || user.role !== "admin") return user;
+  try {
+    return { ...user, role: currentRole(readAuthConfig(env), user) };
+  } catch {
+    return { ...user, role: "member" };
+  }
 }

@@ -14,9 +14,18 @@ const list = z
   .transform((value) =>
     (value ?? "")
       .split(",")
-      .map((item) => item.trim().toLowerCase())
-      .filter((item) => item.length > 0),
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0)
+      .map(normalizeListEntry),
   );
+
+/**
+ * Logins, emails and `github:<id>` compare case-insensitively; a `sub:<value>` entry keeps its
+ * case, because OIDC Core §2 makes `sub` a case-sensitive string (two subjects may differ only in case).
+ */
+function normalizeListEntry(entry: string): string {
+  return /^sub:/i.test(entry) ? `sub:${entry.slice(4)}` : entry.toLowerCase();
+}
 // KV refuses expirations under 60 s, and the provider refuses such TTLs at construction.
 const seconds = (fallback: number) => z.coerce.number().int().min(60).default(fallback);
 const required = z.string().trim().min(1);

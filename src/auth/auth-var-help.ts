@@ -3,8 +3,16 @@ const help = {
   ENVIRONMENT: { secret: false, example: "production", what: '"local"/"test" enable the dev identity provider' },
   PUBLIC_URL: { secret: false, example: "https://slipsnisse.example.com", what: "this server's public origin (defaults to the request's origin)" },
   IDP: { secret: false, example: "github", what: "the identity provider: github, oidc, cloudflare-access or dev" },
-  ADMIN_USERS: { secret: false, example: "alice,bob@example.com", what: "logins/emails that get the admin role" },
-  ALLOWED_USERS: { secret: false, example: "alice,carol@example.com", what: "logins/emails allowed in" },
+  ADMIN_USERS: {
+    secret: false,
+    example: "github:583231,bob@example.com",
+    what: "users who get the admin role: verified emails, sub:<OIDC or Access subject>, GitHub logins or github:<numeric id>",
+  },
+  ALLOWED_USERS: {
+    secret: false,
+    example: "github:583231,carol@example.com",
+    what: "users allowed in: verified emails, sub:<OIDC or Access subject>, GitHub logins or github:<numeric id>",
+  },
   ALLOWED_EMAIL_DOMAINS: { secret: false, example: "example.com", what: "verified email domains allowed in" },
   ALLOWED_GROUPS: { secret: false, example: "engineering", what: "OIDC group claim values allowed in" },
   ALLOWED_ORIGINS: {

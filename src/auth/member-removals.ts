@@ -1,4 +1,5 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import { endDashboardSessionsOf } from "./dashboard-session-revocations";
 
 // Beside the provider's own records in OAUTH_KV, under a prefix it never reads or purges.
 const prefix = "slipsnisse-removed-member:";
@@ -10,6 +11,15 @@ const prefix = "slipsnisse-removed-member:";
  */
 export async function removeMember(env: Env, oauth: OAuthHelpers, userId: string): Promise<number> {
   await env.OAUTH_KV.put(`${prefix}${userId}`, JSON.stringify({ removedAt: Date.now() }));
+  return revokeAccessOf(env, oauth, userId);
+}
+
+/**
+ * An admin's revoke: every grant (MCP clients) and every dashboard session of the user end now.
+ * Returns the number of grants revoked.
+ */
+export async function revokeAccessOf(env: Env, oauth: OAuthHelpers, userId: string): Promise<number> {
+  await endDashboardSessionsOf(env, userId);
   return revokeGrantsOf(oauth, userId);
 }
 

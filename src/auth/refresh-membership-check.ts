@@ -1,6 +1,7 @@
 import { GrantType, OAuthError, type TokenExchangeCallbackOptions, type TokenExchangeCallbackResult } from "@cloudflare/workers-oauth-provider";
 import type { AuthConfig } from "./auth-config";
 import type { IdentityProvider } from "./identity/identity-provider";
+import { subjectOf } from "./identity/upstream-identity";
 import { isMemberRemoved } from "./member-removals";
 import { decideMembership } from "./membership-policy";
 import { userPropsSchema } from "./user-props";
@@ -19,9 +20,11 @@ export function refreshMembershipCheck(config: AuthConfig, idp: IdentityProvider
     if (!props.success) throw refused("the grant's identity is unreadable", "grant_props_invalid");
     if (await isMemberRemoved(options.env, props.data.userId)) throw refused("this member was removed", "member_removed");
     const orgMember = idp.recheckOrgMembership ? await idp.recheckOrgMembership(props.data.login) : undefined;
+    const provider = props.data.idp ?? config.idp.IDP;
     const decision = decideMembership(config, {
-      provider: props.data.idp ?? config.idp.IDP,
-      subject: props.data.userId,
+      provider,
+      // The provider's own subject, so `sub:`/`github:` entries match at refresh as at sign-in.
+      subject: subjectOf(props.data.userId, provider) ?? props.data.userId,
       login: props.data.login,
       email: props.data.email,
       groups: props.data.groups,

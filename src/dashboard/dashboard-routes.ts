@@ -1,14 +1,27 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { readAuthConfig } from "../auth/auth-config";
 import { loopbackDevUser } from "../auth/loopback-dev-user";
+import { endDashboardSession, isDashboardSessionEnded } from "../auth/dashboard-session-revocations";
 import { isMemberRemoved } from "../auth/member-removals";
+import { closeLiveSockets } from "../experts/live/live-run-feed";
+import { currentRole } from "../auth/membership-policy";
 import type { UserProps } from "../auth/user-props";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
 import { isDashboardMisconfiguration } from "./dashboard-errors";
 import { dashboardMessage } from "./dashboard-layout";
 import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
-import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession, SESSION_COOKIE } from "./dashboard-session";
+import {
+  clearCookie,
+  csrfToken,
+  csrfTokenMatches,
+  type DashboardSession,
+  newSession,
+  readCookie,
+  readSession,
+  SESSION_COOKIE,
+  sessionRef,
+} from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
 import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
@@ -30,7 +43,13 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   const app = new Hono<DashboardEnv>();
   app.route("/", dashboardLoginRoutes());
   app.use("*", requireDashboardAdmin());
-  app.post("/logout", () => new Response(null, { status: 303, headers: { Location: LOGIN_PATH, "Set-Cookie": clearCookie(SESSION_COOKIE) } }));
+  app.post("/logout", async (c) => {
+    // Server-side too: a copy of the cookie (another tab, a stolen one) is refused from now on.
+    const session = c.get("session");
+    await endDashboardSession(c.env, session);
+    await closeLiveSockets(c.env, { sid: session.sid });
+    return new Response(null, { status: 303, headers: { Location: LOGIN_PATH, "Set-Cookie": clearCookie(SESSION_COOKIE) } });
+  });
   app.get("/", overviewPage);
   app.get("/skills", skillsPage);
   app.route("/", serverPages());
@@ -65,39 +84,43 @@ export function frameOf(c: DashboardContext): { login?: string; csrf?: string } 
 
 /**
  * The role was decided at sign-in; an admin taken off ADMIN_USERS since then loses the dashboard
- * at the next request rather than when the 8-hour session ends.
+ * at the next request rather than when the 8-hour session ends. Same names as every sign-in
+ * (membership-policy.ts): never an OIDC preferred_username.
  */
 function stillAdmin(env: Env, user: UserProps, loopback: boolean): boolean {
   if (user.role !== "admin") return false;
   if (loopback && user.userId === "local:dev") return true;
-  let admins: readonly string[];
   try {
-    admins = readAuthConfig(env).ADMIN_USERS;
+    return currentRole(readAuthConfig(env), user) === "admin";
   } catch {
     return false;
   }
-  return [user.login, user.email].some((name) => name !== undefined && admins.includes(name.toLowerCase()));
+}
+
+/** Removed from the team, signed out, or revoked by an admin: checked on every request, the live socket's upgrade included. */
+async function sessionEnded(env: Env, session: DashboardSession): Promise<boolean> {
+  const [removed, ended] = await Promise.all([isMemberRemoved(env, session.user.userId), isDashboardSessionEnded(env, sessionRef(session))]);
+  return removed || ended;
 }
 
 function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
+    // A cookie was sent: if it fails (forged, expired, signed out, revoked), the answer clears it.
+    const cookieSent = readCookie(c.req.raw, SESSION_COOKIE) !== undefined;
     let session = await readSession(c.req.raw, c.env);
-    if (session && (await isMemberRemoved(c.env, session.user.userId))) session = undefined;
+    if (session && (await sessionEnded(c.env, session))) session = undefined;
     let setCookie: string | undefined;
     const loopback = loopbackDevUser(c.req.raw, c.env);
     if (!session && loopback) ({ session, setCookie } = await newSession(c.env, loopback));
     if (!session) {
       // A WebSocket handshake cannot follow a redirect to the sign-in page.
       const upgrade = c.req.header("upgrade")?.toLowerCase() === "websocket";
+      // Without a cookie there is nothing to clear: clearing anyway let any site's cross-site
+      // POST (SameSite=Lax sends no cookie) sign the admin out.
+      const clear: Record<string, string> = cookieSent ? { "Set-Cookie": clearCookie(SESSION_COOKIE) } : {};
       if ((c.req.method === "GET" || c.req.method === "HEAD") && !upgrade)
-        return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store" } });
-      return dashboardMessage(
-        401,
-        "Sign in first",
-        "This action needs a signed-in admin. Sign in and try again.",
-        {},
-        { "Set-Cookie": clearCookie(SESSION_COOKIE) },
-      );
+        return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store", ...clear } });
+      return dashboardMessage(401, "Sign in first", "This action needs a signed-in admin. Sign in and try again.", {}, clear);
     }
     const csrf = await csrfToken(c.env, session);
     const role = stillAdmin(c.env, session.user, loopback !== null) ? "admin" : "member";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DASHBOARD_SESSION_TTL_SECONDS, type DashboardSessionRef } from "../auth/dashboard-session-revocations";
 import { randomToken } from "../auth/pkce";
 import { userPropsSchema, type UserProps } from "../auth/user-props";
 import { base64Url, base64UrlDecode } from "../base64url";
@@ -15,11 +16,11 @@ export const SESSION_COOKIE = "__Host-slipsnisse-dashboard";
 /** The sign-in transaction (state, PKCE verifier, nonce) between /admin/login and its callback. */
 export const LOGIN_COOKIE = "__Host-slipsnisse-dashboard-login";
 
-const SESSION_TTL_SECONDS = 8 * 3600;
 const LOGIN_TTL_SECONDS = 600;
 const MIN_KEY_LENGTH = 32;
 
-const sessionSchema = z.object({ user: userPropsSchema, sid: z.string().min(16), exp: z.number().int() });
+// `iat` (ms) dates the session against a revoke of its user; cookies from before it had none.
+const sessionSchema = z.object({ user: userPropsSchema, sid: z.string().min(16), iat: z.number().int().optional(), exp: z.number().int() });
 export type DashboardSession = z.infer<typeof sessionSchema>;
 
 const loginSchema = z.object({
@@ -112,9 +113,15 @@ export async function readSession(request: Request, env: Env): Promise<Dashboard
   return parsed.data;
 }
 
+/** The session as the server-side revocation marks know it (src/auth/dashboard-session-revocations.ts). */
+export function sessionRef(session: DashboardSession): DashboardSessionRef {
+  return { sid: session.sid, userId: session.user.userId, issuedAt: session.iat ?? (session.exp - DASHBOARD_SESSION_TTL_SECONDS) * 1000, exp: session.exp };
+}
+
 export async function newSession(env: Env, user: UserProps): Promise<{ session: DashboardSession; setCookie: string }> {
-  const session: DashboardSession = { user, sid: randomToken(), exp: Math.floor(Date.now() / 1000) + SESSION_TTL_SECONDS };
-  return { session, setCookie: cookieHeader(SESSION_COOKIE, await sign(env, session), SESSION_TTL_SECONDS) };
+  const now = Date.now();
+  const session: DashboardSession = { user, sid: randomToken(), iat: now, exp: Math.floor(now / 1000) + DASHBOARD_SESSION_TTL_SECONDS };
+  return { session, setCookie: cookieHeader(SESSION_COOKIE, await sign(env, session), DASHBOARD_SESSION_TTL_SECONDS) };
 }
 
 export async function newLoginTransaction(env: Env, login: string | undefined): Promise<{ transaction: LoginTransaction; setCookie: string }> {

@@ -55,8 +55,25 @@ describe("who may use the admin API", () => {
 
   describe("GET /whoami", () => {
     it("names a signed-in admin's user id, login, role and identity provider", async () => {
-      const response = await adminAs(new Request(`${PUBLIC}/whoami`), { props: { userId: "dev-alice", login: "alice", role: "admin", idp: "dev" } });
+      const vars = { AUTH: "oauth", ENVIRONMENT: "test", IDP: "dev", DEV_USER: "alice", ADMIN_USERS: "alice" };
+      const response = await adminAs(new Request(`${PUBLIC}/whoami`), { props: { userId: "dev-alice", login: "alice", role: "admin", idp: "dev" }, vars });
       expect(await response.json()).toEqual({ userId: "dev-alice", login: "alice", role: "admin", idp: "dev" });
+    });
+
+    it("matches a grant's admin role against today's ADMIN_USERS, by the names the provider vouches for", async () => {
+      const vars = { AUTH: "oauth", ENVIRONMENT: "test", IDP: "dev", DEV_USER: "alice", ADMIN_USERS: "carol" };
+      const demoted = await adminAs(new Request(`${PUBLIC}/whoami`), { props: { userId: "dev-alice", login: "alice", role: "admin", idp: "dev" }, vars });
+      expect(demoted.status).toBe(403);
+      // An OIDC grant from before the fix, made admin by its preferred_username.
+      const oidc = {
+        IDP: "oidc",
+        OIDC_ISSUER: "https://idp.example.org",
+        OIDC_CLIENT_ID: "slipsnisse",
+        ALLOWED_GROUPS: "eng",
+        ADMIN_USERS: "boss@example.com",
+      };
+      const props = { userId: "oidc-kc-mallory", login: "boss@example.com", email: "mallory@example.com", role: "admin" as const, idp: "oidc" as const };
+      expect((await adminAs(new Request(`${PUBLIC}/whoami`), { props, vars: { AUTH: "oauth", ENVIRONMENT: "test", ...oidc } })).status).toBe(403);
     });
 
     it("names the ADMIN_TOKEN caller and the loopback dev user of --no-auth", async () => {

@@ -51,6 +51,15 @@ describe("skill access", () => {
     expect((await appFetchAs(carl, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
   });
 
+  it("does not take an OIDC or Access login (preferred_username, chosen by the user) for a listed name; their verified email counts", async () => {
+    const lookalike: UserProps = { userId: "oidc-kc-mallory", login: "bea@example.com", email: "mallory@example.com", role: "member", idp: "oidc" };
+    expect((await appFetchAs(lookalike, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
+    const accessSub: UserProps = { userId: "cloudflare-access-x", login: "bea@example.com", role: "member", idp: "cloudflare-access" };
+    expect((await appFetchAs(accessSub, "https://team.example.com/s/closed-skill/sse")).status).toBe(403);
+    const oidcBea: UserProps = { userId: "oidc-kc-bea", login: "bea-display", email: "bea@example.com", role: "member", idp: "oidc" };
+    expect(await toolNames(oidcBea, "closed-skill")).toEqual(["ask_closed"]);
+  });
+
   it("the session refuses a run of a user the skill does not list (a stream opened before the change)", async () => {
     const result = await sessionOf("closed-skill", carl).callExpert(callOf("closed-skill", "ask_closed", "hi", {}, carl));
     expect(result).toMatchObject({ outcome: "error" });

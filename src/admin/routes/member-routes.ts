@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { AuthConfigError } from "../../auth/auth-errors";
 import { findMember, listMembers, type MemberRow } from "../../auth/member-directory";
-import { revokeGrantsOf } from "../../auth/member-removals";
+import { revokeAccessOf } from "../../auth/member-removals";
+import { closeLiveSockets } from "../../experts/live/live-run-feed";
 import type { AdminContext, AdminEnv } from "../admin-context";
 import { InvalidParameterError } from "../admin-errors";
 import { GrantsUnavailableError, MemberNotFoundError } from "../member-errors";
@@ -36,7 +37,8 @@ export function memberRoutes(oauthHelpers: OAuthHelpersSource | undefined): Hono
     // A user id the table does not know (signed in before it existed) may still hold grants.
     const userId = member?.user_id ?? name;
     const oauth = helpers(c, oauthHelpers);
-    const revoked = await revokeGrantsOf(oauth, userId);
+    const revoked = await revokeAccessOf(c.env, oauth, userId);
+    await closeLiveSockets(c.env, { userId });
     if (!member && revoked === 0) throw new MemberNotFoundError(name);
     return c.json({ userId, login: member?.login ?? null, revokedGrants: revoked });
   });

@@ -19,3 +19,14 @@ export interface UpstreamIdentity {
 export function userIdFor(identity: Pick<UpstreamIdentity, "provider" | "subject">): string {
   return `${identity.provider}-${encodeURIComponent(identity.subject)}`;
 }
+
+/** The provider's subject back from a userId made by `userIdFor`; undefined for any other userId. */
+export function subjectOf(userId: string, provider: UpstreamIdentity["provider"]): string | undefined {
+  const prefix = `${provider}-`;
+  if (!userId.startsWith(prefix)) return undefined;
+  try {
+    return decodeURIComponent(userId.slice(prefix.length));
+  } catch {
+    return undefined;
+  }
+}

@@ -37,7 +37,7 @@ export async function members(args, flags, io) {
     if (user === undefined || rest.length > 0) throw usageError("Usage: npx slipsnisse members revoke <user id, login or email>.");
     const body = await withProgress(io, `Revoking the grants of ${user}`, () => client.post(`/members/${encodeURIComponent(user)}/revoke`));
     io.stdout.write(
-      `Revoked ${body.revokedGrants} grant(s) of ${body.login ?? body.userId} (${body.userId}); their tokens are refused from their next request.\n`,
+      `Revoked ${body.revokedGrants} grant(s) of ${body.login ?? body.userId} (${body.userId}) and ended their dashboard sessions; their tokens and dashboard cookies are refused from their next request.\n`,
     );
     return 0;
   }

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { readAuthConfig } from "../../auth/auth-config";
 import type { LiveRun } from "../../experts/live/live-events";
-import { liveFeedStub, SOCKET_EXPIRES_HEADER } from "../../experts/live/live-run-feed";
+import { liveFeedStub, SOCKET_EXPIRES_HEADER, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from "../../experts/live/live-run-feed";
 import { log } from "../../observability/logger";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { rawElementText } from "../raw-element-text";
@@ -49,7 +49,13 @@ ${skillFilterNotice(skill, "/admin/live")}
     if (origin === undefined || origin !== dashboardOrigin(c)) {
       return dashboardMessage(403, "Not this site", "The live feed only answers the dashboard's own pages.", frameOf(c));
     }
-    const headers = new Headers({ upgrade: "websocket", [SOCKET_EXPIRES_HEADER]: String(c.get("session").exp * 1000) });
+    const session = c.get("session");
+    const headers = new Headers({
+      upgrade: "websocket",
+      [SOCKET_EXPIRES_HEADER]: String(session.exp * 1000),
+      [SOCKET_SESSION_HEADER]: session.sid,
+      [SOCKET_USER_HEADER]: session.user.userId,
+    });
     return liveFeedStub(c.env).fetch("https://live-feed/socket", { headers });
   });
 
@@ -77,7 +83,8 @@ function stepText(run: Pick<LiveRun, "step" | "maxSteps">): string {
 
 /**
  * Builds rows with textContent only, so nothing a run carries is ever parsed as markup. The
- * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check); a
+ * socket reconnects with backoff (and at once when the feed asks for a fresh sign-in check; not
+ * after a sign-out or revoke, which the feed reports with 4003); a
  * "ping" every 30 s keeps idle proxies from closing it and is answered without waking the feed.
  */
 const LIVE_SCRIPT = rawElementText(
@@ -141,6 +148,8 @@ function connect() {
   };
   socket.onclose = (closed) => {
     clearInterval(ping);
+    // 4003: this session was signed out or revoked on the server; reconnecting would be refused.
+    if (closed.code === 4003) { state.textContent = "Signed out. Reload the page to sign in again."; return; }
     attempt = closed.code === 4001 ? 0 : Math.min(attempt + 1, 6);
     state.textContent = attempt > 3 ? "Disconnected; retrying (reload the page, or sign in again, if this lasts)." : "Reconnecting…";
     setTimeout(connect, closed.code === 4001 ? 0 : 500 * 2 ** attempt);

@@ -2,7 +2,8 @@ import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { findMember, listMembers } from "../../auth/member-directory";
-import { revokeGrantsOf } from "../../auth/member-removals";
+import { revokeAccessOf } from "../../auth/member-removals";
+import { closeLiveSockets } from "../../experts/live/live-run-feed";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardEnv } from "../dashboard-routes";
 import { recentUsage } from "../run-stats";
@@ -11,7 +12,7 @@ import { formatCost } from "./run-pages";
 /** The OAuth provider's helpers for this request's origin (src/index.ts hands them to the app). */
 export type OAuthHelpersSource = (env: Env, origin: string) => OAuthHelpers;
 
-/** Members as sign-in saw them, their active grants and 7-day usage, and Revoke (every grant at once). */
+/** Members as sign-in saw them, their active grants and 7-day usage, and Revoke (every grant and dashboard session at once). */
 export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
@@ -21,7 +22,7 @@ export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<
     const grants = await Promise.all(members.map(async (member) => (oauth ? (await oauth.listUserGrants(member.user_id)).items.length : null)));
     const revoked = c.req.query("revoked");
     const body = html`<h1>Members</h1>
-${revoked ? html`<p class="notice" role="status">Revoked every grant of ${revoked}: their tokens stop working now.</p>` : ""}
+${revoked ? html`<p class="notice" role="status">Revoked every grant and dashboard session of ${revoked}: their tokens and dashboard sign-ins stop working now.</p>` : ""}
 ${oauth ? "" : html`<p class="muted">Sign-in is off here (no OAuth grants to list or revoke).</p>`}
 <div class="table-wrap"><table><thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Last seen</th><th scope="col">Runs (7 days)</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Active grants</th><th scope="col">Action</th></tr></thead><tbody>
 ${members.map((member, index) => {
@@ -30,8 +31,8 @@ ${members.map((member, index) => {
   return html`<tr><td>${member.login}${member.email ? html`<br><span class="muted">${member.email}</span>` : ""}<br><code>${member.user_id}</code></td><td>${member.role}</td><td>${formatTime(member.last_seen_at)}</td>
 <td><a href="/admin/runs?user=${encodeURIComponent(member.user_id)}">${used?.runs ?? 0}</a></td><td>${(used?.inputTokens ?? 0) + (used?.outputTokens ?? 0)}</td><td>${formatCost(used?.cost ?? null)}</td><td>${count ?? "—"}</td>
 <td>${
-    oauth && count
-      ? html`<form class="inline" method="post" action="/admin/members/${encodeURIComponent(member.user_id)}/revoke"><input type="hidden" name="csrf" value="${c.get("csrf")}"><button type="submit" aria-label="Revoke every grant of ${member.login}">Revoke</button></form>`
+    oauth
+      ? html`<form class="inline" method="post" action="/admin/members/${encodeURIComponent(member.user_id)}/revoke"><input type="hidden" name="csrf" value="${c.get("csrf")}"><button type="submit" aria-label="Revoke every grant and dashboard session of ${member.login}">Revoke</button></form>`
       : ""
   }</td></tr>`;
 })}
@@ -45,7 +46,8 @@ ${members.map((member, index) => {
     if (!oauth) return dashboardMessage(409, "Nothing to revoke", "Sign-in is off here, so there are no grants.", frameOf(c));
     const member = await findMember(c.env.DB, name);
     const userId = member?.user_id ?? name;
-    await revokeGrantsOf(oauth, userId);
+    await revokeAccessOf(c.env, oauth, userId);
+    await closeLiveSockets(c.env, { userId });
     return new Response(null, { status: 303, headers: { Location: `/admin/members?revoked=${encodeURIComponent(member?.login ?? userId)}` } });
   });
 

@@ -15,47 +15,21 @@ import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-
 const PROBE_TIMEOUT_MS = 10_000;
 
 const acceptForm = z.object({ hash: z.string().regex(/^[0-9a-f]{64}$/) });
+const probeForm = z.object({ skill: z.string().regex(SKILL_NAME_PATTERN) });
 
 /** Downstream servers per skill, with tool-definition changes waiting for review (old and new side by side). */
 export function serverPages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
-  routes.get("/servers", async (c) => {
-    const only = skillParam(c.req.query("skill"));
-    const summaries = onlySkill(await listSkills(c.env.DB), only);
-    const sections = await Promise.all(
-      summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })),
-    );
-    const usage = await serverUsage(c.env.DB);
-    const accepted = c.req.query("accepted");
-    // A probe connects to every server of one skill now: on demand only, through a plain link, so the page itself stays fast.
-    const probeSkill = sections.find(({ skill }) => skill !== null && skill.name === c.req.query("probe"))?.skill ?? null;
-    const health = probeSkill ? await checkSkillHealth(c.env, probeSkill.name, probeSkill.version, probeSkill.config, PROBE_TIMEOUT_MS) : undefined;
-    const body = html`<h1>Servers</h1>
-${skillFilterNotice(only, "/admin/servers")}
-${accepted ? html`<p class="notice" role="status">Accepted the new definition of <code>${accepted}</code>; experts may call it again.</p>` : ""}
-${sections.map(({ skill, pending }) =>
-  skill === null
-    ? ""
-    : html`<section aria-labelledby="servers-${skill.name}"><h2 id="servers-${skill.name}">${skill.name}</h2>
-<p><a href="/admin/servers?probe=${skill.name}#servers-${skill.name}">Probe ${skill.name}'s servers now</a></p>
-${
-  Object.keys(skill.config.servers).length === 0
-    ? html`<p class="muted">No downstream servers.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Calls 24 h (1 h)</th><th scope="col">Errors 24 h (1 h)</th><th scope="col">p50 / p95</th><th scope="col">Last error</th><th scope="col">Pending changes</th></tr></thead><tbody>
-${Object.entries(skill.config.servers).map(
-  ([
-    id,
-    server,
-  ]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
-<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}${usageCells(usage.servers.find((entry) => entry.skill === skill.name && entry.server === id))}<td>${pendingCount(pending, id)}</td></tr>`,
-)}
-</tbody></table></div>`
-}
-${pending.map((change) => pendingChange(c, skill.name, change))}
-</section>`,
-)}`;
-    return renderDashboardPage({ title: "Servers", current: "servers", ...frameOf(c) }, body);
+  routes.get("/servers", (c) => serversPage(c, undefined));
+
+  // A probe connects to every server of one skill: a side effect, so only on POST with the
+  // session's form token (checked by requireDashboardAdmin); a link from another site can no
+  // longer start one (SameSite=Lax sends the cookie on a top-level GET).
+  routes.post("/servers/probe", async (c) => {
+    const form = probeForm.safeParse(await c.req.parseBody());
+    if (!form.success) return dashboardMessage(400, "Cannot probe", "The form named no skill; reload the servers page and try again.", frameOf(c));
+    return serversPage(c, form.data.skill);
   });
 
   routes.post("/servers/:skill/:server/tools/:tool/accept", async (c) => {
@@ -78,6 +52,44 @@ ${pending.map((change) => pendingChange(c, skill.name, change))}
   });
 
   return routes;
+}
+
+async function serversPage(c: DashboardContext, probe: string | undefined): Promise<Response> {
+  const only = skillParam(c.req.query("skill"));
+  const summaries = onlySkill(await listSkills(c.env.DB), only);
+  const sections = await Promise.all(
+    summaries.map(async (summary) => ({ skill: await getSkill(c.env.DB, summary.name), pending: await listPendingToolChanges(c.env.DB, summary.name) })),
+  );
+  const usage = await serverUsage(c.env.DB);
+  const accepted = c.req.query("accepted");
+  // On demand only (the probe form), so the page itself stays fast.
+  const probeSkill = probe === undefined ? null : (sections.find(({ skill }) => skill !== null && skill.name === probe)?.skill ?? null);
+  const health = probeSkill ? await checkSkillHealth(c.env, probeSkill.name, probeSkill.version, probeSkill.config, PROBE_TIMEOUT_MS) : undefined;
+  const body = html`<h1>Servers</h1>
+${skillFilterNotice(only, "/admin/servers")}
+${accepted ? html`<p class="notice" role="status">Accepted the new definition of <code>${accepted}</code>; experts may call it again.</p>` : ""}
+${sections.map(({ skill, pending }) =>
+  skill === null
+    ? ""
+    : html`<section aria-labelledby="servers-${skill.name}"><h2 id="servers-${skill.name}">${skill.name}</h2>
+<form class="inline" method="post" action="/admin/servers/probe#servers-${skill.name}"><input type="hidden" name="csrf" value="${c.get("csrf")}"><input type="hidden" name="skill" value="${skill.name}"><button type="submit">Probe ${skill.name}'s servers now</button></form>
+${
+  Object.keys(skill.config.servers).length === 0
+    ? html`<p class="muted">No downstream servers.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Endpoint</th><th scope="col">Transport</th><th scope="col">Timeouts</th>${health?.skill === skill.name ? html`<th scope="col">Health (probed now)</th>` : ""}<th scope="col">Calls 24 h (1 h)</th><th scope="col">Errors 24 h (1 h)</th><th scope="col">p50 / p95</th><th scope="col">Last error</th><th scope="col">Pending changes</th></tr></thead><tbody>
+${Object.entries(skill.config.servers).map(
+  ([
+    id,
+    server,
+  ]) => html`<tr><td><code>${id}</code>${server.description ? html`<br><span class="muted">${server.description}</span>` : ""}</td><td><code>${server.binding ? `binding ${server.binding}` : (server.url ?? "")}</code></td>
+<td>${server.transport}</td><td>connect ${server.connect_timeout_ms} ms · call ${server.call_timeout_ms} ms</td>${health?.skill === skill.name ? healthCell(health, id) : ""}${usageCells(usage.servers.find((entry) => entry.skill === skill.name && entry.server === id))}<td>${pendingCount(pending, id)}</td></tr>`,
+)}
+</tbody></table></div>`
+}
+${pending.map((change) => pendingChange(c, skill.name, change))}
+</section>`,
+)}`;
+  return renderDashboardPage({ title: "Servers", current: "servers", ...frameOf(c) }, body);
 }
 
 function healthCell(health: SkillHealth, serverId: string) {

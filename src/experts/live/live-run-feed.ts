@@ -13,6 +13,12 @@ export const ENDED_TTL_MS = 5 * 60_000;
 export const SOCKET_TTL_MS = 15 * 60_000;
 /** The header by which the dashboard tells the feed when the admin's session ends (only the Worker reaches the feed). */
 export const SOCKET_EXPIRES_HEADER = "x-live-socket-expires";
+/** The dashboard session (sid) and user behind a socket, so a sign-out or a revoke can close it. */
+export const SOCKET_SESSION_HEADER = "x-live-socket-session";
+export const SOCKET_USER_HEADER = "x-live-socket-user";
+
+/** Which sockets to close: one dashboard session's, or every one of a user's. */
+export type SocketOwner = { sid: string } | { userId: string };
 
 const attachmentSchema = z.object({ expiresAt: z.number() });
 const storedRunSchema = z.object({ run: z.string(), ended_at: z.number().nullable() });
@@ -44,7 +50,12 @@ export class LiveRunFeed extends DurableObject<Env> {
     const sessionEnds = Number(request.headers.get(SOCKET_EXPIRES_HEADER));
     const expiresAt = Math.min(now + SOCKET_TTL_MS, Number.isFinite(sessionEnds) && sessionEnds > 0 ? sessionEnds : now + SOCKET_TTL_MS);
     const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server);
+    const owners: SocketOwner[] = [];
+    const sid = request.headers.get(SOCKET_SESSION_HEADER);
+    const userId = request.headers.get(SOCKET_USER_HEADER);
+    if (sid) owners.push({ sid });
+    if (userId) owners.push({ userId });
+    this.ctx.acceptWebSocket(server, await Promise.all(owners.map(ownerTag)));
     server.serializeAttachment({ expiresAt });
     server.send(JSON.stringify(this.snapshotMessage(now)));
     return new Response(null, { status: 101, webSocket: client });
@@ -67,6 +78,19 @@ export class LiveRunFeed extends DurableObject<Env> {
   async inFlight(now = Date.now()): Promise<LiveRun[]> {
     this.expire(now);
     return this.runsInFlight();
+  }
+
+  /** Closes the sockets of a signed-out session or a revoked user now (the page then reconnects and is refused). */
+  async closeSockets(owner: SocketOwner): Promise<number> {
+    const sockets = this.ctx.getWebSockets(await ownerTag(owner));
+    for (const ws of sockets) {
+      try {
+        ws.close(4003, "Signed out.");
+      } catch {
+        // Already closed.
+      }
+    }
+    return sockets.length;
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -198,7 +222,24 @@ function parseRun(text: string): LiveRun | undefined {
   }
 }
 
+/** A hibernation tag (at most 256 characters): a digest, since a user id may be longer. */
+async function ownerTag(owner: SocketOwner): Promise<string> {
+  const [kind, value] = "sid" in owner ? ["session", owner.sid] : ["user", owner.userId];
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
+  return `${kind}:${Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+}
+
 /** The tenant's one feed. */
 export function liveFeedStub(env: Env): DurableObjectStub<LiveRunFeed> {
   return env.LIVE_FEED.get(env.LIVE_FEED.idFromName(env.TENANT));
+}
+
+/**
+ * Closes the live sockets of a signed-out session or a revoked user. Best effort: the upgrade
+ * checks the session again, and every socket ends by itself when its session would expire.
+ */
+export async function closeLiveSockets(env: Env, owner: SocketOwner): Promise<void> {
+  await liveFeedStub(env)
+    .closeSockets(owner)
+    .catch((error: unknown) => log("warn", "live sockets not closed", { error: String(error) }));
 }

@@ -144,7 +144,12 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     const change = page.getByRole("article", { name: "Pending change of fx__echo" });
     await expect(change.getByText("Returns the text it was given.").isVisible()).resolves.toBe(true);
     await expect(change.getByText("Echoes, and now also forwards the text elsewhere.").isVisible()).resolves.toBe(true);
-    await page.getByRole("link", { name: "Probe default's servers now" }).click();
+    // A probe connects to the servers: a form (POST with the session's token), no longer a link.
+    expect(await page.getByRole("link", { name: /Probe default's servers/ }).count()).toBe(0);
+    const probed = page.waitForResponse((response) => new URL(response.url()).pathname === "/admin/servers/probe" && response.request().method() === "POST");
+    await page.getByRole("button", { name: "Probe default's servers now" }).click();
+    expect((await probed).status()).toBe(200);
+    await page.getByRole("columnheader", { name: "Health (probed now)" }).waitFor({ timeout: 15_000 });
     await page.getByRole("cell", { name: /ok in \d+ ms · \d+ tools/ }).waitFor({ timeout: 15_000 });
     await saveScreenshot(page, "dashboard-servers-pending");
     await change.getByRole("button", { name: "Accept the new definition of fx__echo" }).click();
@@ -246,7 +251,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     await page.goto(`${team.dev.baseUrl}/admin/members`);
     await expect(page.getByRole("cell", { name: /^bob/ }).isVisible()).resolves.toBe(true);
     await saveScreenshot(page, "dashboard-members");
-    await page.getByRole("button", { name: "Revoke every grant of bob" }).click();
+    await page.getByRole("button", { name: "Revoke every grant and dashboard session of bob" }).click();
     await page.waitForURL((url) => url.searchParams.has("revoked"));
     await expect(page.getByRole("status").textContent()).resolves.toContain("bob");
     const after = await fetch(`${team.dev.baseUrl}/mcp`, {
@@ -289,6 +294,27 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
       await saveScreenshot(page, "dashboard-sign-in");
     } finally {
       await stranger.close();
+    }
+  });
+
+  it("signs out on the server: the open live page says so, and a copy of the old cookie opens nothing", async () => {
+    const signedIn = await loopbackOnlyContext(browser);
+    const copy = await loopbackOnlyContext(browser);
+    try {
+      const live = await signInBrowser(signedIn, "alice");
+      await live.goto(`${team.dev.baseUrl}/admin/live`);
+      await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
+      await copy.addCookies(await signedIn.cookies());
+      const other = await signedIn.newPage();
+      await other.goto(`${team.dev.baseUrl}/admin`);
+      await other.getByRole("button", { name: "Sign out" }).click();
+      await other.waitForURL((url) => url.pathname === "/admin/login");
+      await live.getByRole("status").getByText("Signed out. Reload the page to sign in again.").waitFor({ timeout: 10_000 });
+      const stolen = await copy.newPage();
+      await stolen.goto(`${team.dev.baseUrl}/admin`);
+      expect(new URL(stolen.url()).pathname).toBe("/admin/login");
+    } finally {
+      await Promise.all([signedIn.close(), copy.close()]);
     }
   });
 });

@@ -81,6 +81,19 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Dashboard sign-in with OIDC i
     }
   });
 
+  it("shows 'Admins only' to a verified mallory@ whose preferred_username reads like the admin's email (issue 18)", async () => {
+    claims = { sub: "kc-mallory", email: "mallory@example.com", email_verified: true, preferred_username: "ada@example.com", groups: ["engineering"] };
+    const { page, status, close } = await signInThroughIssuer();
+    try {
+      expect(status).toBe(302);
+      const response = await page.goto(`${server.dev.baseUrl}/admin`);
+      expect(response?.status()).toBe(403);
+      await expect(page.getByRole("heading", { name: "Admins only" }).isVisible()).resolves.toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
   it("refuses someone outside the team's groups at the callback, with no session", async () => {
     claims = { sub: "kc-eve", email: "eve@example.org", email_verified: true, preferred_username: "eve", groups: ["sales"] };
     const { page, status, close } = await signInThroughIssuer();

@@ -22,7 +22,13 @@ describe("OAuth team access through wrangler dev with an OIDC provider (oauth2-m
     // Fires for the access token and the ID token alike; only the ID token is read.
     issuer.service.on("beforeTokenSigning", (token: { payload: Record<string, unknown> }) => Object.assign(token.payload, claims));
     server = await startDevTeamServer(
-      { IDP: "oidc", OIDC_ISSUER: (issuer.issuer.url ?? "").replace(/\/+$/, ""), OIDC_CLIENT_ID: "slipsnisse", ALLOWED_GROUPS: "engineering" },
+      {
+        IDP: "oidc",
+        OIDC_ISSUER: (issuer.issuer.url ?? "").replace(/\/+$/, ""),
+        OIDC_CLIENT_ID: "slipsnisse",
+        ALLOWED_GROUPS: "engineering",
+        ADMIN_USERS: "boss@example.com",
+      },
       { OIDC_CLIENT_SECRET: "mock-client-secret" },
     );
   });
@@ -46,6 +52,20 @@ describe("OAuth team access through wrangler dev with an OIDC provider (oauth2-m
     expect(await toolNames(ada.accessToken)).toEqual([EXPERT]);
     const next = await ada.refresh();
     expect(await toolNames(next.accessToken)).toEqual([EXPERT]);
+  });
+
+  it("gives admin by the verified email only: a preferred_username that reads like the admin's email stays a member (whoami)", async () => {
+    const whoami = (accessToken: string) => fetch(`${server.dev.baseUrl}/admin/api/whoami`, { headers: bearer({ accessToken }) });
+    claims = { sub: "kc-mallory", email: "mallory@example.com", email_verified: true, preferred_username: "boss@example.com", groups: ["engineering"] };
+    const mallory = await signIn(server.dev.baseUrl);
+    const refused = await whoami(mallory.accessToken);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("not an admin");
+    claims = { sub: "kc-boss", email: "boss@example.com", email_verified: true, preferred_username: "the-boss", groups: ["engineering"] };
+    const boss = await signIn(server.dev.baseUrl);
+    const admin = await whoami(boss.accessToken);
+    expect(admin.status).toBe(200);
+    expect(await admin.json()).toMatchObject({ userId: "oidc-kc-boss", role: "admin", idp: "oidc" });
   });
 
   it("shows a non-member a 403 page and issues no code", async () => {
