@@ -1,6 +1,14 @@
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { SlipsnisseError } from "../errors";
-import { DownstreamCallAbortedError, DownstreamProtocolError, DownstreamTimeoutError, DownstreamUnavailableError } from "./downstream-errors";
+import {
+  DownstreamCallAbortedError,
+  DownstreamMalformedResponseError,
+  DownstreamProtocolError,
+  DownstreamResponseTooLargeError,
+  DownstreamTimeoutError,
+  DownstreamUnavailableError,
+} from "./downstream-errors";
+import { responseTooLarge } from "./downstream-response-cap";
 import { isStreamEndedError } from "./cancel-closes-stream-transport";
 import { describeFailure } from "./transport-failure";
 
@@ -20,8 +28,16 @@ export interface CallFailureContext {
   serverId: string;
   target: string;
   timeoutMs: number;
+  /** The server's max_response_bytes, for the error that names it. */
+  maxResponseBytes: number;
   signal: AbortSignal | undefined;
   redact: (text: string) => string;
+}
+
+/** A JSON parse failure or a schema refusal (zod's error, as the SDK's transports throw it) of a message. */
+function isMalformedMessage(error: unknown): boolean {
+  if (error instanceof SyntaxError) return true;
+  return error instanceof Error && (error.name === "ZodError" || error.name === "$ZodError") && Array.isArray(Reflect.get(error, "issues"));
 }
 
 /**
@@ -34,9 +50,13 @@ export function classifyCallFailure(error: unknown, context: CallFailureContext)
   if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
     return new DownstreamTimeoutError(serverId, target, context.timeoutMs);
   }
+  if (responseTooLarge(error)) return new DownstreamResponseTooLargeError(serverId, context.maxResponseBytes);
   if (isStreamEndedError(error)) return new DownstreamUnavailableError(serverId, `it closed the connection while "${target}" was running, before answering`);
   const detail = () => redact(error instanceof Error ? error.message : String(error)).slice(0, MAX_DETAIL_CHARS);
   if (error instanceof ProtocolError) return new DownstreamProtocolError(serverId, target, `JSON-RPC ${error.code}`, detail());
+  // The server answered, but not with JSON-RPC (a body that does not parse, or a message the schema refuses):
+  // that answer is wrong, the connection is not, so only this request fails.
+  if (isMalformedMessage(error)) return new DownstreamMalformedResponseError(serverId, target, detail());
   if (error instanceof SdkError && SERVER_ALIVE_CODES.has(error.code)) {
     return new DownstreamProtocolError(serverId, target, error.code, detail());
   }

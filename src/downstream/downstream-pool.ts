@@ -229,6 +229,7 @@ export class DownstreamPool implements ToolSource {
       serverId: entry.serverId,
       target,
       timeoutMs: entry.config.call_timeout_ms,
+      maxResponseBytes: entry.config.max_response_bytes,
       signal,
       redact: connection.redact,
     });
