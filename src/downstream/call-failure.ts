@@ -9,8 +9,8 @@ import {
   DownstreamUnavailableError,
 } from "./downstream-errors";
 import { responseTooLarge } from "./downstream-response-cap";
-import { isStreamEndedError } from "./cancel-closes-stream-transport";
-import { describeFailure } from "./transport-failure";
+import { isMalformedAnswerError, isStreamEndedError } from "./cancel-closes-stream-transport";
+import { describeFailure, isMalformedMessage } from "./transport-failure";
 
 const MAX_DETAIL_CHARS = 300;
 
@@ -34,12 +34,6 @@ export interface CallFailureContext {
   redact: (text: string) => string;
 }
 
-/** A JSON parse failure or a schema refusal (zod's error, as the SDK's transports throw it) of a message. */
-function isMalformedMessage(error: unknown): boolean {
-  if (error instanceof SyntaxError) return true;
-  return error instanceof Error && (error.name === "ZodError" || error.name === "$ZodError") && Array.isArray(Reflect.get(error, "issues"));
-}
-
 /**
  * Classify a failed request. Only DownstreamUnavailableError means "the server is gone" (the
  * pool then drops the connection); a timeout, a cancellation or a refusal leaves it warm.
@@ -53,6 +47,7 @@ export function classifyCallFailure(error: unknown, context: CallFailureContext)
   if (responseTooLarge(error)) return new DownstreamResponseTooLargeError(serverId, context.maxResponseBytes);
   if (isStreamEndedError(error)) return new DownstreamUnavailableError(serverId, `it closed the connection while "${target}" was running, before answering`);
   const detail = () => redact(error instanceof Error ? error.message : String(error)).slice(0, MAX_DETAIL_CHARS);
+  if (isMalformedAnswerError(error)) return new DownstreamMalformedResponseError(serverId, target, detail());
   if (error instanceof ProtocolError) return new DownstreamProtocolError(serverId, target, `JSON-RPC ${error.code}`, detail());
   // The server answered, but not with JSON-RPC (a body that does not parse, or a message the schema refuses):
   // that answer is wrong, the connection is not, so only this request fails.

@@ -97,7 +97,10 @@ describe("a malformed answer to one call", () => {
     open = undefined;
   });
 
-  /** The echo fixture, except that tools/call of `echo` with text "garbage" or "not-jsonrpc" gets that body (HTTP 200, JSON). */
+  /**
+   * The echo fixture, except that tools/call of `echo` with text "garbage" or "not-jsonrpc" gets that body (HTTP 200,
+   * JSON), "…-sse" the same as an SSE answer, and "bad-result" a JSON-RPC result the MCP schema refuses.
+   */
   function garblingBinding(base: string, up: { value: boolean }): Fetcher {
     const fetcher = {
       fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -106,6 +109,9 @@ describe("a malformed answer to one call", () => {
         const body = request.method === "POST" ? await request.clone().text() : "";
         if (body.includes('"text":"garbage"')) return new Response('{"jsonrpc":"2.0","id":', { headers: { "content-type": "application/json" } });
         if (body.includes('"text":"not-jsonrpc"')) return new Response('{"hello":"world"}', { headers: { "content-type": "application/json" } });
+        const sse = (data: string) => new Response(`event: message\ndata: ${data}\n\n`, { headers: { "content-type": "text/event-stream" } });
+        if (body.includes('"text":"garbage-sse"')) return sse('{"jsonrpc":"2.0","id":');
+        if (body.includes('"text":"not-jsonrpc-sse"')) return sse('{"hello":"world"}');
         if (body.includes('"text":"bad-result"')) {
           const id: unknown = JSON.parse(body).id;
           return new Response(JSON.stringify({ jsonrpc: "2.0", id, result: { content: "not an array" } }), { headers: { "content-type": "application/json" } });
@@ -125,7 +131,7 @@ describe("a malformed answer to one call", () => {
       servers: { garbler: serverConfig({ binding: "GARBLE", url: "https://garble.internal/mcp", transport: "streamable-http" }) },
       backoff: { baseMs: 60_000, maxMs: 60_000, jitter: 0 },
     });
-    for (const text of ["garbage", "not-jsonrpc", "bad-result", "garbage", "not-jsonrpc"]) {
+    for (const text of ["garbage", "not-jsonrpc", "bad-result", "garbage-sse", "not-jsonrpc-sse", "garbage", "not-jsonrpc"]) {
       const error = await open.callTool("garbler", "echo", { text }).catch((caught: unknown) => caught);
       expect(error, text).toMatchObject({ serverId: "garbler" });
       expect((error as { kind: string }).kind, text).toMatch(/^downstream-(malformed-response|protocol)$/);
