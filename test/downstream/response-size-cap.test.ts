@@ -13,29 +13,43 @@ const CAP = 64 * 1024;
  * A service binding in front of the echo fixture that answers in JSON instead of SSE (the SDK v1
  * fixture streams every answer as SSE): a Streamable HTTP server with `enableJsonResponse`.
  */
-function jsonAnsweringBinding(base: string): Fetcher {
+function jsonAnsweringBinding(base: string, chunked: boolean): Fetcher {
   const fetcher = {
     fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
       const request = new Request(input, init);
       const response = await fetch(new Request(`${base}${new URL(request.url).pathname}`, request));
       if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) return response;
       const data = /^data: (.*)$/m.exec(await response.text())?.[1] ?? "";
-      return new Response(data, { status: response.status, headers: { "content-type": "application/json" } });
+      // A string body has a Content-Length; a stream of chunks has none, so the cap must count as it reads.
+      const body = chunked ? chunksOf(data, 16 * 1024) : data;
+      return new Response(body, { status: response.status, headers: { "content-type": "application/json" } });
     },
   };
   return fetcher as unknown as Fetcher;
 }
 
-type Wire = "streamable-http (SSE answers)" | "streamable-http (JSON answers)" | "legacy SSE";
+function chunksOf(text: string, size: number): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.slice(offset, offset + size));
+      offset += size;
+    },
+  });
+}
+
+type Wire = "streamable-http (SSE answers)" | "streamable-http (JSON answers)" | "streamable-http (chunked JSON answers)" | "legacy SSE";
 
 function poolFor(wire: Wire, base: string): DownstreamPool {
   const common = { max_response_bytes: CAP };
   if (wire === "legacy SSE") {
     return new DownstreamPool({ env, skill: uniqueSkill("cap"), servers: { big: serverConfig({ url: `${base}/sse`, transport: "sse", ...common }) } });
   }
-  if (wire === "streamable-http (JSON answers)") {
+  if (wire === "streamable-http (JSON answers)" || wire === "streamable-http (chunked JSON answers)") {
     return new DownstreamPool({
-      env: Object.assign({}, env, { JSON_ECHO: jsonAnsweringBinding(base) }),
+      env: Object.assign({}, env, { JSON_ECHO: jsonAnsweringBinding(base, wire === "streamable-http (chunked JSON answers)") }),
       skill: uniqueSkill("cap"),
       servers: { big: serverConfig({ binding: "JSON_ECHO", url: "https://json-echo.internal/mcp", transport: "streamable-http", ...common }) },
     });
@@ -54,7 +68,7 @@ describe("a downstream response larger than the server's max_response_bytes", ()
     open = undefined;
   });
 
-  for (const wire of ["streamable-http (SSE answers)", "streamable-http (JSON answers)", "legacy SSE"] as const) {
+  for (const wire of ["streamable-http (SSE answers)", "streamable-http (JSON answers)", "streamable-http (chunked JSON answers)", "legacy SSE"] as const) {
     it(`over ${wire}: the expert's tool call fails naming the server and the cap, and the next call works on the same connection`, async () => {
       const base = wire === "legacy SSE" ? sseBase("cap") : echoBase("cap");
       open = poolFor(wire, base);
