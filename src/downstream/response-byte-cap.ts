@@ -32,13 +32,15 @@ export function capPlainBody(body: ReadableStream<Uint8Array>, maxBytes: number,
   );
 }
 
-function declaredLength(response: Response): number | undefined {
+/** The body length the response declares, if it declares a sane one. */
+export function declaredLength(response: Response): number | undefined {
   const header = response.headers.get("content-length");
   const length = header === null ? Number.NaN : Number(header);
   return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
-function withBody(response: Response, body: BodyInit | null, contentType?: string): Response {
+/** The response with another body (and, if given, content type); the declared length goes with the old body. */
+export function withBody(response: Response, body: BodyInit | null, contentType?: string): Response {
   const headers = new Headers(response.headers);
   // The body is re-streamed (or replaced): its length is no longer the declared one.
   headers.delete("content-length");
@@ -190,9 +192,7 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Applies the cap that fits the body: per event for SSE, over the whole body otherwise. */
+/** Whether the body is an SSE stream (capped per event) rather than one document (capped whole). */
 export function isEventStream(response: Response): boolean {
   return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() === "text/event-stream";
 }
-
-export { declaredLength, withBody };
