@@ -20,8 +20,9 @@
  *   tool_pins         (skill, server_id, tool_name) → pinned hash + definition JSON, first_seen_at,
  *                     pinned_at/by, and a pending change (hash, definition JSON, seen_at) while the
  *                     live definition differs (src/downstream/tool-pins.ts). Written on the cold
- *                     listing path (first sight pins; a change is withheld and recorded) and by an
- *                     admin's accept. D1, not KV: these are security decisions an admin reviews,
+ *                     listing path (the server's first listing pins; a change is withheld and recorded;
+ *                     a tool added later is stored with pinned_hash '' and its definition pending,
+ *                     unless the server sets auto_approve_new_tools) and by an admin's accept. D1, not KV: these are security decisions an admin reviews,
  *                     and KV is eventually consistent. Definitions are stored after secret redaction.
  *   run_index         run_id → one summary row per ended expert run of the tenant: skill, expert,
  *                     user id with the login/email from sign-in, outcome (`interrupted` for a run a

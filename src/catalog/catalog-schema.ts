@@ -16,6 +16,14 @@ export const SECRET_NAME_PATTERN = /^[A-Z][A-Z0-9_]*$/;
 
 export const DEFAULT_SKILL = "default";
 
+/**
+ * Downstream responses are counted on the stream and cut past this (src/downstream/response-byte-cap.ts):
+ * a Worker isolate has 128 MB, and one 60 MB tool result took workerd from 258 to 586 MB resident.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+/** The highest cap the catalog may set: well inside an isolate's 128 MB with the session's other runs. */
+export const MAX_RESPONSE_BYTES_LIMIT = 32 * 1024 * 1024;
+
 const headerValue = z.string().describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
 
 export const downstreamServerSchema = z
@@ -34,6 +42,17 @@ export const downstreamServerSchema = z
     connect_timeout_ms: z.number().int().min(100).max(60_000).default(10_000),
     call_timeout_ms: z.number().int().min(100).max(600_000).default(60_000),
     tool_list_ttl_ms: z.number().int().min(0).max(86_400_000).default(300_000),
+    max_response_bytes: z
+      .number()
+      .int()
+      .min(1_024)
+      .max(MAX_RESPONSE_BYTES_LIMIT)
+      .default(DEFAULT_MAX_RESPONSE_BYTES)
+      .describe("Largest response the server may send (a JSON body, or one SSE event), in bytes; past it the call fails and the rest is not read."),
+    auto_approve_new_tools: z
+      .boolean()
+      .default(false)
+      .describe("Offer tools the server adds after its first listing at once; by default they wait for an admin's review like changed ones."),
     description: z.string().max(500).optional(),
   })
   .strict();

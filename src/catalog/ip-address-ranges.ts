@@ -66,15 +66,45 @@ export function ipv4Problem(octets: readonly number[]): string | null {
   return null;
 }
 
+const octetsOf = (high: number, low: number): number[] => [high >> 8, high & 0xff, low >> 8, low & 0xff];
+
+/**
+ * The IPv4 addresses an IPv6 address carries, with the form's name: a packet to such an
+ * address ends up at that IPv4 host (through a translator or a tunnel relay), so it must pass
+ * the IPv4 rules too. IPv4-mapped `::ffff:0:0/96` and IPv4-compatible `::/96` (RFC 4291), NAT64
+ * `64:ff9b::/96` (RFC 6052) and the local-use `64:ff9b:1::/48` (RFC 8215; checked at the /96
+ * position, the last 32 bits, which is how such prefixes are deployed), 6to4 `2002::/16` (RFC
+ * 3056: bits 16-47), Teredo `2001::/32` (RFC 4380: the server in bits 32-63 and the client in
+ * the last 32 bits, XOR 0xffffffff).
+ */
+export function embeddedIpv4(groups: readonly number[]): Array<{ form: string; octets: number[] }> {
+  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
+  const upperZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
+  if (upperZero && g5 === 0xffff) return [{ form: "IPv4-mapped", octets: octetsOf(g6, g7) }];
+  if (upperZero && g5 === 0) return [{ form: "IPv4-compatible", octets: octetsOf(g6, g7) }];
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return [{ form: "NAT64", octets: octetsOf(g6, g7) }];
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return [{ form: "local-use NAT64", octets: octetsOf(g6, g7) }];
+  if (g0 === 0x2002) return [{ form: "6to4", octets: octetsOf(g1, g2) }];
+  if (g0 === 0x2001 && g1 === 0) {
+    return [
+      { form: "Teredo server", octets: octetsOf(g2, g3) },
+      { form: "Teredo client", octets: octetsOf(g6 ^ 0xffff, g7 ^ 0xffff) },
+    ];
+  }
+  return [];
+}
+
 /** Why an IPv6 address is not a public unicast address, or null if it is one. */
 export function ipv6Problem(groups: readonly number[]): string | null {
   const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
-  const embedded = [g6 >> 8, g6 & 0xff, g7 >> 8, g7 & 0xff];
   const upperZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
   if (upperZero && g5 === 0 && g6 === 0 && (g7 === 0 || g7 === 1)) return g7 === 1 ? "loopback" : "unspecified";
-  // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry an IPv4 address.
-  if (upperZero && (g5 === 0xffff || g5 === 0)) return ipv4Problem(embedded);
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return ipv4Problem(embedded);
+  for (const { form, octets } of embeddedIpv4(groups)) {
+    const problem = ipv4Problem(octets);
+    // Mapped and compatible forms are that IPv4 host itself (::ffff:127.0.0.1 is loopback, allowed in local
+    // development); through a translator or tunnel an embedded address is never a local one, so it is named.
+    if (problem !== null) return form === "IPv4-mapped" || form === "IPv4-compatible" ? problem : `${problem} (in a ${form} address)`;
+  }
   if ((g0 & 0xfe00) === 0xfc00) return "unique local (private)";
   if ((g0 & 0xffc0) === 0xfe80) return "link-local";
   if ((g0 & 0xffc0) === 0xfec0) return "site-local";

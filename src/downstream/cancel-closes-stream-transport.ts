@@ -1,8 +1,12 @@
 import { isJSONRPCRequest, isJSONRPCResponse, ProtocolError } from "@modelcontextprotocol/client";
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
+import { isMalformedMessage } from "./transport-failure";
 
 /** Marks the error response made up here for a request whose stream ended unanswered. */
 const STREAM_ENDED = "slipsnisse/request-stream-ended";
+/** The same, when a malformed message arrived while that request's stream was open. */
+const MALFORMED_ANSWER = "slipsnisse/malformed-answer";
+const MAX_DETAIL_CHARS = 200;
 
 /**
  * Wraps a Streamable HTTP client transport so that cancelling a request also closes that
@@ -16,7 +20,11 @@ const STREAM_ENDED = "slipsnisse/request-stream-ended";
  * It also fails a request whose response stream ended before the answer (the server died or
  * restarted mid-call). The SDK's Client wires `onRequestStreamEnd` only for subscriptions, so
  * such a request would otherwise wait for its call timeout; an error response for its id settles
- * it now, and `isStreamEndedError` lets the caller treat it as the server being gone.
+ * it now, and `isStreamEndedError` lets the caller treat it as the server being gone. If a
+ * message that did not parse (or that the JSON-RPC schema refused) arrived while the request's
+ * stream was open, the SDK only reported it to `onerror` and went on; the request then ends as
+ * a malformed answer instead (`isMalformedAnswerError`): the server answered, wrongly, and only
+ * that call fails.
  */
 export class CancelClosesStreamTransport implements Transport {
   onclose?: (() => void) | undefined;
@@ -24,12 +32,21 @@ export class CancelClosesStreamTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
 
   private readonly streams = new Map<RequestId, AbortController>();
+  /** Requests whose stream carried a malformed message, with what was wrong. */
+  private readonly malformed = new Map<RequestId, string>();
 
   constructor(private readonly inner: Transport) {
     inner.onclose = () => this.onclose?.();
-    inner.onerror = (error) => this.onerror?.(error);
+    inner.onerror = (error) => {
+      // The SDK does not say which stream it came from: every open request is marked (only one that then ends unanswered uses it).
+      if (isMalformedMessage(error)) for (const id of this.streams.keys()) this.malformed.set(id, error.message.slice(0, MAX_DETAIL_CHARS));
+      this.onerror?.(error);
+    };
     inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
-      if (isJSONRPCResponse(message) && message.id !== undefined) this.streams.delete(message.id);
+      if (isJSONRPCResponse(message) && message.id !== undefined) {
+        this.streams.delete(message.id);
+        this.malformed.delete(message.id);
+      }
       this.onmessage?.(message, extra);
     };
   }
@@ -56,7 +73,14 @@ export class CancelClosesStreamTransport implements Transport {
         options?.onRequestStreamEnd?.();
         this.failUnanswered(id);
       };
-      return this.inner.send(message, { ...options, requestSignal, onRequestStreamEnd });
+      try {
+        return await this.inner.send(message, { ...options, requestSignal, onRequestStreamEnd });
+      } catch (error) {
+        // The request failed as it was sent (its caller gets this error): nothing is left to settle.
+        this.streams.delete(id);
+        this.malformed.delete(id);
+        throw error;
+      }
     }
     const cancelledId = cancelledRequestId(message);
     try {
@@ -71,13 +95,21 @@ export class CancelClosesStreamTransport implements Transport {
 
   /** Answered and cancelled requests have left `streams` already; only an unanswered one is failed. */
   private failUnanswered(id: RequestId): void {
+    const malformed = this.malformed.get(id);
+    this.malformed.delete(id);
     if (!this.streams.delete(id)) return;
+    if (malformed !== undefined) {
+      const data = { reason: MALFORMED_ANSWER };
+      this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32000, message: `its answer was not a valid JSON-RPC message (${malformed})`, data } });
+      return;
+    }
     const data = { reason: STREAM_ENDED };
     this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32000, message: "the server closed the response stream before answering", data } });
   }
 
   close(): Promise<void> {
     this.streams.clear();
+    this.malformed.clear();
     return this.inner.close();
   }
 
@@ -96,8 +128,17 @@ function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
   return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
+function madeUpReason(error: unknown): unknown {
+  if (!(error instanceof ProtocolError) || typeof error.data !== "object" || error.data === null) return undefined;
+  return Reflect.get(error.data, "reason");
+}
+
 /** Whether a request failed because its response stream ended before an answer (see above). */
 export function isStreamEndedError(error: unknown): boolean {
-  if (!(error instanceof ProtocolError) || typeof error.data !== "object" || error.data === null) return false;
-  return Reflect.get(error.data, "reason") === STREAM_ENDED;
+  return madeUpReason(error) === STREAM_ENDED;
+}
+
+/** Whether a request's stream ended unanswered after carrying a malformed message (see above). */
+export function isMalformedAnswerError(error: unknown): boolean {
+  return madeUpReason(error) === MALFORMED_ANSWER;
 }

@@ -4,6 +4,7 @@ import { SlipsnisseError } from "../errors";
 import { DownstreamUnavailableError } from "./downstream-errors";
 import { downstreamFetch, downstreamUrl } from "./downstream-fetch";
 import { CancelClosesStreamTransport } from "./cancel-closes-stream-transport";
+import { capDownstreamFetch } from "./downstream-response-cap";
 import { DedupeInboundTransport } from "./dedupe-inbound-transport";
 import { redactSecretValues, resolveSecretHeaders } from "./secret-headers";
 import { fetchWithTraceparent } from "./trace-context";
@@ -42,7 +43,8 @@ export async function connectDownstream(serverId: string, config: DownstreamServ
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
     secretValues = resolved.secretValues;
     // Every request carries the trace of the run that made it (trace-context.ts).
-    const fetch = fetchWithTraceparent(downstreamFetch(serverId, config, env));
+    // Every response is counted as it streams and cut past max_response_bytes (response-byte-cap.ts).
+    const fetch = capDownstreamFetch(serverId, config.max_response_bytes, fetchWithTraceparent(downstreamFetch(serverId, config, env)));
     // A service binding never leaves Cloudflare's network; its URL only names the path and Host.
     const url = config.binding === undefined && config.url !== undefined ? assertSafeDownstreamUrl(serverId, config.url, env) : downstreamUrl(config);
     const deadline = AbortSignal.timeout(config.connect_timeout_ms);

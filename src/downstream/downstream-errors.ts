@@ -107,6 +107,42 @@ export class DownstreamProtocolError extends SlipsnisseError {
   }
 }
 
+/**
+ * A response (a JSON body, or one event of an SSE stream) went past the server's
+ * max_response_bytes: the rest was not read. Fails that request only; the server stays in the pool.
+ */
+export class DownstreamResponseTooLargeError extends SlipsnisseError {
+  readonly kind = "downstream-response-too-large";
+  readonly fix: string;
+  constructor(
+    readonly serverId: string,
+    readonly maxBytes: number,
+  ) {
+    super(`Downstream server "${serverId}" sent a response larger than its ${maxBytes}-byte cap (max_response_bytes); the rest was not read.`);
+    this.fix = `Ask for less (a narrower query, a smaller page), or raise max_response_bytes for "${serverId}" in the catalog if its answers are large by nature.`;
+  }
+}
+
+/**
+ * A request succeeded at the transport level, but what came back is not a valid answer (not
+ * JSON-RPC, or a result the MCP schema or the tool's output schema refuses). Fails that request
+ * only: the server answered, so it is not put into backoff.
+ */
+export class DownstreamMalformedResponseError extends SlipsnisseError {
+  readonly kind = "downstream-malformed-response";
+  readonly fix: string;
+  constructor(
+    readonly serverId: string,
+    /** The tool name, or the MCP method for non-call requests. */
+    readonly target: string,
+    /** What was wrong; already redacted and truncated by the caller. */
+    readonly detail: string,
+  ) {
+    super(`Downstream server "${serverId}" answered ${target} with a malformed response: ${detail}`);
+    this.fix = `This is a bug in "${serverId}" (its answer breaks the MCP protocol); report it to whoever runs that server.`;
+  }
+}
+
 /** A downstream URL the Worker refuses to call. */
 export class UnsafeDownstreamUrlError extends SlipsnisseError {
   readonly kind = "unsafe-downstream-url";

@@ -119,18 +119,18 @@ export class DownstreamPool implements ToolSource {
     const tools = result.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
-    const checked = await this.checkPins(entry.serverId, tools);
+    const checked = await this.checkPins(entry, tools);
     entry.tools = await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld);
     return entry.tools.tools;
   }
 
-  private async checkPins(serverId: string, tools: DownstreamTool[]): Promise<PinCheck> {
+  private async checkPins(entry: PoolEntry, tools: DownstreamTool[]): Promise<PinCheck> {
     if (this.pins === undefined) return { allowed: tools, withheld: [] };
     try {
-      return await applyToolPins(this.pins, this.options.skill, serverId, tools, this.now());
+      return await applyToolPins(this.pins, this.options.skill, entry.serverId, tools, this.now(), { holdNewTools: !entry.config.auto_approve_new_tools });
     } catch (error) {
       // Fail closed: unchecked definitions never reach the model.
-      throw new ToolPinCheckFailedError(serverId, String(error));
+      throw new ToolPinCheckFailedError(entry.serverId, String(error));
     }
   }
 
@@ -229,6 +229,7 @@ export class DownstreamPool implements ToolSource {
       serverId: entry.serverId,
       target,
       timeoutMs: entry.config.call_timeout_ms,
+      maxResponseBytes: entry.config.max_response_bytes,
       signal,
       redact: connection.redact,
     });

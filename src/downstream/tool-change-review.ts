@@ -1,13 +1,17 @@
 import type { DownstreamTool } from "./downstream-types";
 import { parseToolDefinition } from "./tool-definition";
-import type { PinDatabase } from "./tool-pins";
+import { NEVER_PINNED, type PinDatabase } from "./tool-pins";
 
-/** A tool whose live definition differs from its pin, as an admin reviews it. */
+/**
+ * A tool waiting for an admin, as reviewed: `changed` (its live definition differs from its pin)
+ * or `new` (the server added it after its first listing: nothing was pinned, `pinned` is null).
+ */
 export interface PendingToolChange {
   server: string;
   tool: string;
+  change: "new" | "changed";
   firstSeenAt: number;
-  pinned: { hash: string; definition: DownstreamTool | null; pinnedAt: number; pinnedBy: string };
+  pinned: { hash: string; definition: DownstreamTool | null; pinnedAt: number; pinnedBy: string } | null;
   pending: { hash: string; definition: DownstreamTool | null; seenAt: number };
 }
 
@@ -42,8 +46,12 @@ export async function listPendingToolChanges(db: PinDatabase, skill: string): Pr
   return results.map((row) => ({
     server: row.server_id,
     tool: row.tool_name,
+    change: row.pinned_hash === NEVER_PINNED ? "new" : "changed",
     firstSeenAt: row.first_seen_at,
-    pinned: { hash: row.pinned_hash, definition: parseToolDefinition(row.pinned_json), pinnedAt: row.pinned_at, pinnedBy: row.pinned_by },
+    pinned:
+      row.pinned_hash === NEVER_PINNED
+        ? null
+        : { hash: row.pinned_hash, definition: parseToolDefinition(row.pinned_json), pinnedAt: row.pinned_at, pinnedBy: row.pinned_by },
     pending: { hash: row.pending_hash, definition: parseToolDefinition(row.pending_json), seenAt: row.pending_seen_at },
   }));
 }

@@ -2,6 +2,8 @@ import { SlipsnisseError } from "../errors";
 
 /** What a withheld tool's note and refusal say after "tool X on server Y ". */
 export const CHANGED_DEFINITION_REASON = "changed its definition and is withheld until an admin accepts it";
+/** The same for a tool the server added after its first listing. */
+export const NEW_TOOL_REASON = "is new since the server's first listing and is withheld until an admin accepts it";
 
 /** callTool on a tool the pool withheld at its latest listing (defence in depth: the runner never offers it). */
 export class ToolWithheldError extends SlipsnisseError {

@@ -1,6 +1,6 @@
 import { log } from "../observability/logger";
 import type { DownstreamTool, WithheldTool } from "./downstream-types";
-import { CHANGED_DEFINITION_REASON } from "./tool-pin-errors";
+import { CHANGED_DEFINITION_REASON, NEW_TOOL_REASON } from "./tool-pin-errors";
 import { toolDefinition, type ToolDefinition } from "./tool-definition";
 import { utf8Bytes } from "./tool-result-text";
 
@@ -23,10 +23,23 @@ interface PinRow {
   pending_hash: string | null;
 }
 
+/** `pinned_hash` of a tool held for review since first sight: nothing of it was ever approved. */
+export const NEVER_PINNED = "";
+
+export interface PinOptions {
+  /**
+   * Tools that appear after the server's first listing are held for review like changed ones
+   * (a server that adds `search_exfil` under an expert's `search_*` must not reach the model
+   * unreviewed). False for a server whose catalog entry sets `auto_approve_new_tools`.
+   */
+  holdNewTools: boolean;
+}
+
 /**
- * Checks a server's freshly listed tools against their pins. A tool seen for the first time is
- * pinned; one that matches its pin passes; one that differs is withheld and recorded as a
- * pending change for an admin. The previously pinned definition is NOT served in its place: the
+ * Checks a server's freshly listed tools against their pins. The server's first listing pins
+ * every tool; a tool that appears later is held for review (unless the catalog opts out) as a
+ * pending definition with nothing pinned; one that matches its pin passes; one that differs is
+ * withheld and recorded as a pending change for an admin. The previously pinned definition is NOT served in its place: the
  * server's behaviour changed, so calling it under the old description would mislead the model
  * just the same. Runs on the cold listing path only; the pool caches the result.
  */
@@ -36,12 +49,13 @@ export async function applyToolPins(
   serverId: string,
   liveTools: readonly DownstreamTool[],
   now: number = Date.now(),
+  options: PinOptions = { holdNewTools: true },
 ): Promise<PinCheck> {
   const withheld: WithheldTool[] = [];
   const candidates = await uniqueDefinitions(liveTools, withheld);
   if (candidates.length === 0) return { allowed: [], withheld };
 
-  const pins = await pinAndRead(db, skill, serverId, candidates, now);
+  const pins = await pinAndRead(db, skill, serverId, candidates, now, options.holdNewTools);
   const allowed: DownstreamTool[] = [];
   const updates: D1PreparedStatement[] = [];
   for (const definition of candidates) {
@@ -60,7 +74,7 @@ export async function applyToolPins(
       withheld.push({ name, reason: "could not be pinned" }); // cannot happen after pinAndRead; fail closed anyway
       continue;
     }
-    withheld.push({ name, reason: CHANGED_DEFINITION_REASON });
+    withheld.push({ name, reason: pin.pinned_hash === NEVER_PINNED ? NEW_TOOL_REASON : CHANGED_DEFINITION_REASON });
     if (pin.pending_hash !== definition.hash) {
       log("warn", "downstream tool changed its definition; withheld", { skill, serverId, tool: name, pinned: pin.pinned_hash, live: definition.hash });
       updates.push(recordPending(db, skill, serverId, definition, now));
@@ -93,20 +107,38 @@ async function uniqueDefinitions(liveTools: readonly DownstreamTool[], withheld:
 }
 
 /**
- * Pins every tool not pinned yet and reads all pins of the server, in one D1 batch (one
- * transaction). INSERT ... DO NOTHING makes concurrent sessions agree: whichever pins first
- * wins, and the other compares its listing against that pin like any later listing.
+ * Records every tool not known yet and reads all pins of the server, in one D1 batch (one
+ * transaction). On the server's first listing (no row of an earlier listing: `first_seen_at`
+ * other than this one's `now`, so the chunks of one listing count as one) each tool is pinned;
+ * later, with `holdNewTools`, a new tool is stored with nothing pinned and its definition
+ * pending review. INSERT ... DO NOTHING makes concurrent sessions agree: whichever records
+ * first wins, and the other compares its listing against that row like any later listing.
  */
-async function pinAndRead(db: PinDatabase, skill: string, serverId: string, definitions: readonly ToolDefinition[], now: number): Promise<Map<string, PinRow>> {
+async function pinAndRead(
+  db: PinDatabase,
+  skill: string,
+  serverId: string,
+  definitions: readonly ToolDefinition[],
+  now: number,
+  holdNewTools: boolean,
+): Promise<Map<string, PinRow>> {
   const inserts = chunks(definitions).map((chunk) =>
     db
       .prepare(
-        `INSERT INTO tool_pins (skill, server_id, tool_name, pinned_hash, pinned_json, first_seen_at, pinned_at, pinned_by)
-         SELECT ?1, ?2, json_extract(t.value, '$.name'), json_extract(t.value, '$.hash'), json_extract(t.value, '$.json'), ?3, ?3, 'first-use'
-         FROM json_each(?4) AS t WHERE true
+        `INSERT INTO tool_pins (skill, server_id, tool_name, pinned_hash, pinned_json, first_seen_at, pinned_at, pinned_by, pending_hash, pending_json, pending_seen_at)
+         SELECT ?1, ?2, json_extract(t.value, '$.name'),
+           CASE WHEN listed.held THEN ?6 ELSE json_extract(t.value, '$.hash') END,
+           CASE WHEN listed.held THEN ?6 ELSE json_extract(t.value, '$.json') END,
+           ?3, ?3, CASE WHEN listed.held THEN 'new' ELSE 'first-use' END,
+           CASE WHEN listed.held THEN json_extract(t.value, '$.hash') END,
+           CASE WHEN listed.held THEN json_extract(t.value, '$.json') END,
+           CASE WHEN listed.held THEN ?3 END
+         FROM json_each(?4) AS t,
+           (SELECT ?5 AND EXISTS (SELECT 1 FROM tool_pins WHERE skill = ?1 AND server_id = ?2 AND first_seen_at <> ?3) AS held) AS listed
+         WHERE true
          ON CONFLICT (skill, server_id, tool_name) DO NOTHING`,
       )
-      .bind(skill, serverId, now, JSON.stringify(chunk.map(({ tool, hash, json }) => ({ name: tool.name, hash, json })))),
+      .bind(skill, serverId, now, JSON.stringify(chunk.map(({ tool, hash, json }) => ({ name: tool.name, hash, json }))), holdNewTools ? 1 : 0, NEVER_PINNED),
   );
   const select = db.prepare("SELECT tool_name, pinned_hash, pending_hash FROM tool_pins WHERE skill = ?1 AND server_id = ?2").bind(skill, serverId);
   const results = await db.batch<PinRow>([...inserts, select]);

@@ -52,3 +52,9 @@ export function describeFailure(error: unknown): string {
   const text = root === "" || outer.includes(root) ? outer : `${outer} (cause: ${root})`;
   return text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}…` : text;
 }
+
+/** A JSON parse failure or a schema refusal (zod's error, as the SDK's transports throw it) of one message. */
+export function isMalformedMessage(error: unknown): boolean {
+  if (error instanceof SyntaxError) return true;
+  return error instanceof Error && (error.name === "ZodError" || error.name === "$ZodError") && Array.isArray(Reflect.get(error, "issues"));
+}

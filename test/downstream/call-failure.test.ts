@@ -6,6 +6,7 @@ const context = (overrides: Partial<CallFailureContext> = {}): CallFailureContex
   serverId: "docs",
   target: "search",
   timeoutMs: 1_000,
+  maxResponseBytes: 4_096,
   signal: undefined,
   redact: (text) => text.replaceAll("s3cret", "[redacted]"),
   ...overrides,

@@ -90,7 +90,7 @@ describe("tool pinning", () => {
     expect(others).toEqual([]);
     expect(change).toMatchObject({ server: "echo", tool: "echo", pinned: { definition: original, pinnedBy: "first-use" } });
     expect(change?.pending.definition?.description).toBe(INJECTED);
-    expect(change?.pending.hash).not.toBe(change?.pinned.hash);
+    expect(change?.pending.hash).not.toBe(change?.pinned?.hash);
   });
 
   it("a fresh pool never calls a withheld tool, even without listing first", async () => {
@@ -111,7 +111,7 @@ describe("tool pinning", () => {
     const [change] = await listPendingToolChanges(env.DB, skill);
     const pendingHash = change!.pending.hash;
 
-    expect(await acceptToolChange(env.DB, skill, "echo", "echo", change!.pinned.hash, "alice")).toEqual({ status: "stale", pendingHash });
+    expect(await acceptToolChange(env.DB, skill, "echo", "echo", change!.pinned!.hash, "alice")).toEqual({ status: "stale", pendingHash });
     expect(await acceptToolChange(env.DB, skill, "echo", "nope", pendingHash, "alice")).toEqual({ status: "no-such-tool" });
     expect(await acceptToolChange(env.DB, skill, "echo", "echo", pendingHash, "alice")).toEqual({ status: "accepted", hash: pendingHash });
     expect(await acceptToolChange(env.DB, skill, "echo", "echo", pendingHash, "alice")).toEqual({ status: "nothing-pending", pinnedHash: pendingHash });

@@ -116,8 +116,17 @@ function pendingCount(pending: readonly PendingToolChange[], server: string) {
 
 function pendingChange(c: DashboardContext, skill: string, change: PendingToolChange) {
   const name = `${change.server}__${change.tool}`;
+  const { pinned } = change;
+  const form = html`<form method="post" action="/admin/servers/${skill}/${change.server}/tools/${encodeURIComponent(change.tool)}/accept"><input type="hidden" name="csrf" value="${c.get("csrf")}"><input type="hidden" name="hash" value="${change.pending.hash}"><button type="submit" aria-label="Accept the ${pinned === null ? "new tool" : "new definition of"} ${name}">${pinned === null ? "Accept new tool" : "Accept new definition"}</button></form>`;
+  if (pinned === null) {
+    // Added by the server after its first listing (tool-pins.ts): nothing was ever approved, so there is no old side.
+    return html`<article id="change-${change.server}" aria-label="New tool ${name}"><h3>New tool: <code>${name}</code></h3>
+<p class="muted">Seen ${formatTime(change.pending.seenAt)}, after the server's first listing; withheld from the experts until accepted.</p>
+<div><h4>Now served (new)</h4><pre>${JSON.stringify(change.pending.definition, null, 2)}</pre></div>
+${form}</article>`;
+  }
   return html`<article id="change-${change.server}" aria-label="Pending change of ${name}"><h3>Tool definition changed: <code>${name}</code></h3>
-<p class="muted">Seen ${formatTime(change.pending.seenAt)}; withheld from the experts until accepted. Pinned ${formatTime(change.pinned.pinnedAt)} by ${change.pinned.pinnedBy}.</p>
-<div class="side"><div><h4>Pinned (old)</h4><pre>${JSON.stringify(change.pinned.definition, null, 2)}</pre></div><div><h4>Now served (new)</h4><pre>${JSON.stringify(change.pending.definition, null, 2)}</pre></div></div>
-<form method="post" action="/admin/servers/${skill}/${change.server}/tools/${encodeURIComponent(change.tool)}/accept"><input type="hidden" name="csrf" value="${c.get("csrf")}"><input type="hidden" name="hash" value="${change.pending.hash}"><button type="submit" aria-label="Accept the new definition of ${name}">Accept new definition</button></form></article>`;
+<p class="muted">Seen ${formatTime(change.pending.seenAt)}; withheld from the experts until accepted. Pinned ${formatTime(pinned.pinnedAt)} by ${pinned.pinnedBy}.</p>
+<div class="side"><div><h4>Pinned (old)</h4><pre>${JSON.stringify(pinned.definition, null, 2)}</pre></div><div><h4>Now served (new)</h4><pre>${JSON.stringify(change.pending.definition, null, 2)}</pre></div></div>
+${form}</article>`;
 }

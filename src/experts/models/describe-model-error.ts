@@ -8,6 +8,7 @@ import {
   ModelNotFoundError,
   ModelProviderFailedError,
   ModelRateLimitedError,
+  ModelResponseTooLargeError,
   WorkersAiNeedsRemoteError,
 } from "./model-errors";
 import { ModelRetryStoppedError } from "./model-retry";
@@ -52,6 +53,10 @@ function retryWaitNote(err: unknown): string | undefined {
  */
 export function describeModelError(err: unknown, expert: ExpertConfig): SlipsnisseError {
   if (SlipsnisseError.is(err)) return err;
+  // The AI SDK wraps what the fetch threw while reading a body ("Failed to process successful response").
+  for (let cause: unknown = err, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof ModelResponseTooLargeError) return cause;
+  }
   const ref = modelRefOf(expert);
   const inner = unwrap(err);
   const outerMessage = messageOf(err);

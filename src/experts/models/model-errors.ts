@@ -121,3 +121,16 @@ export class ModelProviderFailedError extends SlipsnisseError {
     super(`The call to ${label(ref)} for expert "${ref.expert}" failed${status === undefined ? "" : ` (HTTP ${status})`}: ${detail}`);
   }
 }
+
+/** A model's response went past the per-response byte cap (model-registry.ts); the rest was not read. */
+export class ModelResponseTooLargeError extends SlipsnisseError {
+  readonly kind = "model-response-too-large";
+  readonly fix: string;
+  constructor(
+    readonly ref: ModelRef,
+    readonly maxBytes: number,
+  ) {
+    super(`The response of ${label(ref)} for expert "${ref.expert}" was larger than the ${maxBytes}-byte cap on model responses; the rest was not read.`);
+    this.fix = `Lower the expert's budget.max_output_tokens, or check that the endpoint at base_url is the model API it should be.`;
+  }
+}

@@ -1,9 +1,10 @@
 import type { LanguageModel } from "ai";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
-import { guardedOutboundFetch } from "../../downstream/guarded-fetch";
+import { guardedOutboundFetch, type OutboundFetch } from "../../downstream/guarded-fetch";
+import { capResponseBytes } from "../../downstream/response-byte-cap";
 import { readSecret } from "../../env";
 import { GOOGLE_API_KEY_SECRET, modelIdOf, modelRefOf } from "./model-defaults";
-import { MissingBaseUrlError, MissingModelApiKeyError, UnsafeModelEndpointError } from "./model-errors";
+import { MissingBaseUrlError, MissingModelApiKeyError, ModelResponseTooLargeError, UnsafeModelEndpointError } from "./model-errors";
 import { modelResolverOverride } from "./model-resolver-override";
 
 /**
@@ -13,6 +14,17 @@ import { modelResolverOverride } from "./model-resolver-override";
  * expert call in a profile (test/bench, figure P); the model objects hold no per-call state.
  */
 const MEMO_LIMIT = 32;
+
+/**
+ * The most one model response may carry, counted as it streams (response-byte-cap.ts). A
+ * generateText answer of 200k output tokens is about 1 MB of JSON; a body far past that is not a
+ * model's answer, and the isolate has 128 MB for every run of the session.
+ */
+export const MODEL_RESPONSE_MAX_BYTES = 8 * 1024 * 1024;
+
+function capModelResponses(expert: ExpertConfig, fetch: OutboundFetch): OutboundFetch {
+  return capResponseBytes(fetch, MODEL_RESPONSE_MAX_BYTES, () => new ModelResponseTooLargeError(modelRefOf(expert), MODEL_RESPONSE_MAX_BYTES));
+}
 const memo = new WeakMap<Env, Map<string, Promise<LanguageModel>>>();
 
 /**
@@ -69,12 +81,15 @@ async function buildModel(expert: ExpertConfig, env: Env, modelId: string, apiKe
     }
     case "google": {
       const { createGoogleGenerativeAI } = await import("@ai-sdk/google");
-      return createGoogleGenerativeAI({ apiKey })(modelId);
+      return createGoogleGenerativeAI({ apiKey, fetch: capModelResponses(expert, (input, init) => fetch(input, init)) })(modelId);
     }
     case "openai-compatible": {
       const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // A base_url is an outbound endpoint like a downstream server: the same SSRF guard, every hop.
-      const fetch = guardedOutboundFetch((origin, reason) => new UnsafeModelEndpointError(modelRefOf(expert), origin, reason), env);
+      const fetch = capModelResponses(
+        expert,
+        guardedOutboundFetch((origin, reason) => new UnsafeModelEndpointError(modelRefOf(expert), origin, reason), env),
+      );
       const provider = createOpenAICompatible({ name: "openai-compatible", baseURL: expert.base_url ?? "", fetch, ...(apiKey ? { apiKey } : {}) });
       return provider.chatModel(modelId);
     }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseCatalog } from "../../../src/catalog/parse-catalog";
 import { defaultSkill, firstExpert, problemAt, problemsOf, validCatalog } from "./catalog-fixtures";
 
 function withServers(servers: Record<string, unknown>): ReturnType<typeof validCatalog> {
@@ -67,5 +68,34 @@ describe("server checks", () => {
   it("plain non-credential headers are fine", () => {
     const catalog = withServers({ docs: { url: "https://d.example/mcp", headers: { "X-Client": "slipsnisse", Authorization: "Bearer ${DOCS_TOKEN}" } } });
     expect(() => problemsOf(catalog)).toThrow(/accepted/);
+  });
+});
+
+describe("response size and new-tool review fields", () => {
+  for (const [value, expected] of [
+    [512, "at least 1024"],
+    [64 * 1024 * 1024, "at most 33554432"],
+    [1.5, "an int"],
+    ["4MB", "number"],
+  ] as const) {
+    it(`max_response_bytes ${JSON.stringify(value)} is refused at its JSON path (${expected})`, () => {
+      const problem = problemAt(
+        problemsOf(withServers({ docs: { url: "https://d.example/mcp", max_response_bytes: value } })),
+        "$.skills.default.servers.docs.max_response_bytes",
+      );
+      expect(`${problem.message} ${problem.fix}`).toMatch(new RegExp(expected.replace(/ /g, ".*"), "i"));
+    });
+  }
+
+  it("auto_approve_new_tools must be a boolean", () => {
+    problemAt(
+      problemsOf(withServers({ docs: { url: "https://d.example/mcp", auto_approve_new_tools: "yes" } })),
+      "$.skills.default.servers.docs.auto_approve_new_tools",
+    );
+  });
+
+  it("both are accepted with sane values", () => {
+    const parsed = parseCatalog(withServers({ docs: { url: "https://d.example/mcp", max_response_bytes: 1_048_576, auto_approve_new_tools: true } }));
+    expect(parsed.ok && parsed.catalog.skills.default?.servers.docs).toMatchObject({ max_response_bytes: 1_048_576, auto_approve_new_tools: true });
   });
 });

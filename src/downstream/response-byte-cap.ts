@@ -1,0 +1,198 @@
+import type { OutboundFetch } from "./guarded-fetch";
+
+/**
+ * Byte caps on response bodies, counted on the stream as the bytes arrive, so a hostile or
+ * buggy endpoint cannot make the isolate (128 MB in production) hold an answer of any size: one
+ * 60 MB tool result took workerd from 258 MB to 586 MB resident while 2 KB of it reached the
+ * model. Nothing past the cap is read: the rest of the body is cancelled (or, inside a shared
+ * SSE stream, skipped as it arrives).
+ */
+
+const LF = 10;
+const CR = 13;
+/** How much of an oversized SSE event is kept to find its JSON-RPC id (head and tail). */
+const ID_WINDOW_BYTES = 256;
+const encoder = new TextEncoder();
+
+/** Hands back a body that fails with `tooLarge()` once more than `maxBytes` have arrived. */
+export function capPlainBody(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => Error): ReadableStream<Uint8Array> {
+  let seen = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > maxBytes) {
+          // Erroring the transform cancels the source too: the rest is never read.
+          controller.error(tooLarge());
+          return;
+        }
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/** The body length the response declares, if it declares a sane one. */
+export function declaredLength(response: Response): number | undefined {
+  const header = response.headers.get("content-length");
+  const length = header === null ? Number.NaN : Number(header);
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
+
+/** The response with another body (and, if given, content type); the declared length goes with the old body. */
+export function withBody(response: Response, body: BodyInit | null, contentType?: string): Response {
+  const headers = new Headers(response.headers);
+  // The body is re-streamed (or replaced): its length is no longer the declared one.
+  headers.delete("content-length");
+  if (contentType !== undefined) headers.set("content-type", contentType);
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/**
+ * A fetch whose responses fail past `maxBytes` (model providers: one JSON body or stream per
+ * call). A declared Content-Length over the cap is refused before a byte is read.
+ */
+export function capResponseBytes(fetch: OutboundFetch, maxBytes: number, tooLarge: () => Error): OutboundFetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (response.body === null) return response;
+    if ((declaredLength(response) ?? 0) > maxBytes) {
+      await response.body.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    return withBody(response, capPlainBody(response.body, maxBytes, tooLarge));
+  };
+}
+
+/** What replaces an oversized SSE event: bytes to emit in its place, given what is known of it. */
+export type OversizedEvent = (event: { head: Uint8Array; tail: Uint8Array | undefined }) => Uint8Array | undefined;
+
+/**
+ * Caps each event of a `text/event-stream` body on its own (a long-lived stream carries many
+ * messages; what must stay bounded is the one being assembled). An event past `maxBytes` is cut:
+ * the bytes already passed on are closed off as an event type the MCP clients ignore, the rest
+ * of the event is skipped as it arrives, and `replace` says what goes in its place. It is asked
+ * first with the event's head; if it has nothing yet, again with the tail once the event ends
+ * (a JSON-RPC id may be at either end). `endAfterReplacement` ends the stream after the
+ * replacement (a per-request stream, whose answer that was). With no replacement at all the
+ * body fails with `tooLarge()`.
+ */
+export function capEventStream(
+  body: ReadableStream<Uint8Array>,
+  options: { maxBytes: number; replace: OversizedEvent; endAfterReplacement: boolean; tooLarge: () => Error },
+): ReadableStream<Uint8Array> {
+  const { maxBytes } = options;
+  let eventBytes = 0;
+  let lastWasEol = false;
+  let lastWasCr = false;
+  let head: Uint8Array[] = [];
+  let headBytes = 0;
+  /** Skipping the rest of an oversized event; `tail` keeps its last bytes while no replacement is out. */
+  let skipping: { replaced: boolean; tail: Uint8Array } | undefined;
+  let ended = false;
+
+  const keepHead = (bytes: Uint8Array) => {
+    if (headBytes >= ID_WINDOW_BYTES) return;
+    const part = bytes.subarray(0, ID_WINDOW_BYTES - headBytes);
+    head.push(part.slice());
+    headBytes += part.byteLength;
+  };
+  const keepTail = (tail: Uint8Array, bytes: Uint8Array): Uint8Array => {
+    const joined = new Uint8Array(tail.byteLength + bytes.byteLength);
+    joined.set(tail);
+    joined.set(bytes, tail.byteLength);
+    return joined.slice(Math.max(0, joined.byteLength - ID_WINDOW_BYTES));
+  };
+  const emitReplacement = (controller: TransformStreamDefaultController<Uint8Array>, replacement: Uint8Array): boolean => {
+    controller.enqueue(replacement);
+    if (!options.endAfterReplacement) return false;
+    ended = true;
+    // Ends this stream; the source is cancelled with it, so nothing more is read.
+    controller.terminate();
+    return true;
+  };
+
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (ended) return;
+        let passFrom = 0;
+        let eventStart = 0;
+        for (let index = 0; index < chunk.byteLength; index++) {
+          const byte = chunk[index] ?? 0;
+          const eolBefore = lastWasEol;
+          let boundary = false;
+          if (byte === LF) {
+            if (lastWasCr) lastWasCr = false;
+            else if (lastWasEol) boundary = true;
+            else lastWasEol = true;
+          } else if (byte === CR) {
+            if (lastWasEol) boundary = true;
+            lastWasEol = true;
+            lastWasCr = true;
+          } else {
+            lastWasEol = false;
+            lastWasCr = false;
+          }
+          if (skipping === undefined) {
+            eventBytes += 1;
+            if (boundary) {
+              eventBytes = 0;
+              head = [];
+              headBytes = 0;
+              eventStart = index + 1;
+            } else if (eventBytes > maxBytes) {
+              // Pass on what came before the cut; the client's parser then holds a partial event.
+              keepHead(chunk.subarray(Math.max(passFrom, eventStart), index));
+              controller.enqueue(chunk.slice(passFrom, index));
+              // Close that partial event off under a type no MCP client listens to, so it is dropped whole.
+              controller.enqueue(encoder.encode(`${eolBefore ? "" : "\n"}event: slipsnisse-cut\n\n`));
+              const replacement = options.replace({ head: concat(head), tail: undefined });
+              skipping = { replaced: replacement !== undefined, tail: new Uint8Array(0) };
+              if (replacement !== undefined && emitReplacement(controller, replacement)) return;
+            }
+          } else if (boundary) {
+            const { replaced, tail } = skipping;
+            skipping = undefined;
+            eventBytes = 0;
+            head = [];
+            headBytes = 0;
+            passFrom = index + 1;
+            eventStart = index + 1;
+            if (!replaced) {
+              const replacement = options.replace({ head: new Uint8Array(0), tail: keepTail(tail, chunk.subarray(0, index)) });
+              if (replacement === undefined) {
+                controller.error(options.tooLarge());
+                ended = true;
+                return;
+              }
+              if (emitReplacement(controller, replacement)) return;
+            }
+          }
+        }
+        if (skipping === undefined) {
+          const rest = chunk.subarray(passFrom);
+          keepHead(chunk.subarray(Math.max(passFrom, eventStart)));
+          if (rest.byteLength > 0) controller.enqueue(passFrom === 0 ? chunk : rest.slice());
+        } else if (!skipping.replaced) {
+          skipping.tail = keepTail(skipping.tail, chunk.subarray(passFrom));
+        }
+      },
+    }),
+  );
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.byteLength;
+  }
+  return out;
+}
+
+/** Whether the body is an SSE stream (capped per event) rather than one document (capped whole). */
+export function isEventStream(response: Response): boolean {
+  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() === "text/event-stream";
+}
