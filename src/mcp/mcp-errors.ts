@@ -47,3 +47,16 @@ export class McpMessageTooDeepError extends SlipsnisseError {
     super(jsonDepthMessage(code === -32602 ? "The request's params" : "The message", limit));
   }
 }
+
+/** A request parameter the MCP SDK would answer badly (a 500, a schema dump), refused first with -32602. */
+export class McpParamsRefusedError extends SlipsnisseError {
+  readonly kind = "mcp-params-refused";
+  readonly fix = "Correct the parameter and send the request again.";
+  constructor(
+    readonly method: string,
+    readonly param: string,
+    readonly detail: string,
+  ) {
+    super(`${method}: params.${param} ${detail}.`);
+  }
+}

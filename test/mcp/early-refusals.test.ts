@@ -126,3 +126,59 @@ describe("the nesting bound leaves ordinary catalogs alone", () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   });
 });
+
+describe("requests the SDK answered badly are client errors with a short message", () => {
+  useCatalogWithScriptedModels(askDocsCatalog("default"));
+
+  async function post(path: string, body: unknown): Promise<{ status: number; body: unknown }> {
+    const response = await selfFetch(`http://localhost${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  it("resources/read with a URI over 1 MB: -32602 naming the limit, not a 500", async () => {
+    const uri = `slipsnisse://runs/${"a".repeat(1_100_000)}`;
+    for (const path of ["/mcp", "/s/default/mcp"]) {
+      const answer = await post(path, { jsonrpc: "2.0", id: 4, method: "resources/read", params: { uri } });
+      expect(answer).toEqual({
+        status: 200,
+        body: { jsonrpc: "2.0", id: 4, error: { code: -32602, message: `resources/read: params.uri is ${uri.length} characters, over the limit of 8192.` } },
+      });
+    }
+  });
+
+  it("a URI under the limit is still an ordinary not found", async () => {
+    const client = await connectClient("/mcp", "2026");
+    try {
+      await expect(client.readResource({ uri: `slipsnisse://runs/${"a".repeat(8_000)}` })).rejects.toThrow(/not found/i);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("initialize with a protocolVersion that is not a string: -32602 in one line, no schema dump", async () => {
+    for (const [protocolVersion, type] of [
+      [20250618, "a number"],
+      [{ v: 1 }, "an object"],
+      [null, "null"],
+    ] as const) {
+      const answer = await post("/mcp", {
+        jsonrpc: "2.0",
+        id: 5,
+        method: "initialize",
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: "x", version: "1" } },
+      });
+      expect(answer).toEqual({
+        status: 200,
+        body: {
+          jsonrpc: "2.0",
+          id: 5,
+          error: { code: -32602, message: `initialize: params.protocolVersion must be a string such as "2025-11-25", not ${type}.` },
+        },
+      });
+    }
+  });
+});
