@@ -1,11 +1,13 @@
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
+import { DedupeInboundTransport } from "../../src/downstream/dedupe-inbound-transport";
 import { META_QUESTION } from "../../src/mcp/expert-tool-result";
 import { writeIndexRows, indexRow } from "../admin/run-index-rows";
 import { dashboardFetch } from "../dashboard/dashboard-test-client";
 import { uniqueSkill } from "../support/catalog-test-data";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { askDocsCatalog, textOf } from "./expert-test-setup";
-import { connectClient } from "./mcp-test-client";
+import { connectClient, selfFetch } from "./mcp-test-client";
 
 const SKILL = "default";
 /** An OSC 8 hyperlink, an OSC 52 clipboard write, SGR colours, a C1 CSI, a carriage return, NUL, BEL and DEL. */
@@ -55,6 +57,35 @@ describe("text from models and servers loses its control characters where it lea
       await client.close();
     }
   });
+
+  for (const era of ["2026", "sse"] as const) {
+    it(`a question put to the user through elicitation (${era === "sse" ? "legacy SSE, mid-call" : "2026-07-28, input_required"})`, async () => {
+      const shown: string[] = [];
+      const client = new Client(
+        { name: "elicit-ctl", version: "0.0.0" },
+        { capabilities: { elicitation: { form: {} } }, ...(era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" as const } } } : {}) },
+      );
+      client.setRequestHandler("elicitation/create", async (request) => {
+        shown.push(request.params.message);
+        return { action: "accept", content: { answer: "blue" } };
+      });
+      const url = new URL(era === "sse" ? "http://localhost/sse" : "http://localhost/mcp");
+      await client.connect(
+        era === "sse"
+          ? new DedupeInboundTransport(new SSEClientTransport(url, { fetch: selfFetch }))
+          : new StreamableHTTPClientTransport(url, { fetch: selfFetch }),
+      );
+      try {
+        models.play([{ calls: [{ name: "ask_user", input: { question: ESCAPED } }] }, { text: "Done." }]);
+        await client.callTool({ name: "ask_docs", arguments: { query: "q" } });
+        expect(shown).toHaveLength(1);
+        expect(controlCharacters(shown[0] ?? "")).toEqual([]);
+        expect(shown[0]).toContain(CLEAN);
+      } finally {
+        await client.close();
+      }
+    });
+  }
 
   it("a failed run's error text", async () => {
     const client = await connectClient("/mcp", "2026");
