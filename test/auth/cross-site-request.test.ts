@@ -1,4 +1,5 @@
-import { env, SELF } from "cloudflare:test";
+import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
 import { describe, expect, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
 import { uniqueSkill } from "../support/catalog-test-data";
@@ -6,6 +7,7 @@ import { admin } from "../admin/admin-test-client";
 
 // The tests run with ENVIRONMENT=test and AUTH=none: a request to a loopback host is the local admin.
 const BASE = "http://127.0.0.1:8787";
+const TOKEN = "adm-xsite-4b1d9e";
 
 async function seedSkill(label: string): Promise<string> {
   const skill = uniqueSkill(label);
@@ -103,6 +105,20 @@ describe("the admin API and /me/api take JSON bodies only, in every auth mode", 
     });
     const response = await SELF.fetch(`${BASE}/admin/api/skills/${skill}`, { method: "PUT", body, duplex: "half" } as RequestInit);
     expect(response.status).toBe(415);
+  });
+
+  it("refuses a text/plain body with sign-in on too (ADMIN_TOKEN on a public host)", async () => {
+    const skill = uniqueSkill("json-token");
+    const ctx = createExecutionContext();
+    const request = new Request(`https://slipsnisse.example.com/admin/api/skills/${skill}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "text/plain" },
+      body: JSON.stringify({ description: "x" }),
+    });
+    const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, AUTH: "oauth", ADMIN_TOKEN: TOKEN } as Env, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(415);
+    expect(await listVersions(env.DB, skill)).toEqual([]);
   });
 
   it("accepts application/json with a charset", async () => {
