@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { recordSeen } from "./auth/member-directory";
 import { type UserProps, userPropsSchema } from "./auth/user-props";
+import { jsonBodiesOnly } from "./admin/json-content-type";
 import { ownDataRoutes } from "./admin/own-data-routes";
 import type { OAuthHelpersSource } from "./admin/routes/member-routes";
 import { teamAdminRoutes } from "./admin/team-admin-routes";
@@ -22,6 +23,8 @@ export function createApp(options: AppOptions = {}): Hono<AppBindings> {
   const app = new Hono<AppBindings>();
   app.get("/healthz", (c) => c.json({ ok: true }));
   app.all(DEMO_DOCS_PATH, (c) => serveDemoDocs(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+  app.use("/admin/api/*", jsonBodiesOnly());
+  app.use("/me/api/*", jsonBodiesOnly());
   app.route("/admin/api", teamAdminRoutes(options.oauthHelpers));
   app.route("/admin/api", adminRoutes());
   app.route("/me/api", ownDataRoutes());

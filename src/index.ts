@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { adminTokenUser } from "./auth/admin-token";
 import { createOAuthWorker } from "./auth/create-oauth-worker";
+import { crossSiteRefusal } from "./auth/cross-site-request";
 import { loopbackDevUser } from "./auth/loopback-dev-user";
 import { dashboardDeepLink } from "./dashboard/dashboard-deep-links";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
@@ -43,8 +44,11 @@ export default {
     if (request.method === "OPTIONS" && MCP_PATH.test(pathname)) return mcpPreflight(request, env, MCP_ALLOW);
     if (request.method === "OPTIONS" && SSE_PATH.test(pathname)) return mcpPreflight(request, env, sseAllow(pathname));
     // The token first: a change made with it is authored "admin-token" whether or not sign-in is on.
-    const user = (await adminTokenUser(request, env)) ?? loopbackDevUser(request, env);
-    if (user) return app.fetch(request, env, contextWithProps(ctx, user));
+    const tokenUser = await adminTokenUser(request, env);
+    if (tokenUser) return app.fetch(request, env, contextWithProps(ctx, tokenUser));
+    const loopbackUser = loopbackDevUser(request, env);
+    // No credential is needed here, so a browser page on any site could act as the local admin.
+    if (loopbackUser) return crossSiteRefusal(request) ?? app.fetch(request, env, contextWithProps(ctx, loopbackUser));
     return worker.fetch(request, env, ctx);
   },
   /** The cron trigger in wrangler.toml: D1 rows past their skill's retention (sessions expire by their own alarms). */

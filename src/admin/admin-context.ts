@@ -3,14 +3,24 @@ import { z } from "zod";
 import { SKILL_NAME_PATTERN } from "../catalog/catalog-schema";
 import type { ChangeMeta } from "../catalog/catalog-store";
 import type { AdminVariables } from "./admin-auth";
-import { InvalidParameterError, NotJsonError } from "./admin-errors";
+import { MAX_JSON_DEPTH, jsonDepthOverLimit } from "../untrusted/json-depth";
+import { InvalidParameterError, JsonTooDeepError, NotJsonError, UnsupportedMediaTypeError } from "./admin-errors";
+import { isJsonContentType } from "./json-content-type";
 
 export type AdminEnv = { Bindings: Env; Variables: AdminVariables };
 export type AdminContext = Context<AdminEnv>;
 
-/** The body as untrusted JSON; what it must look like is checked by the route (parseCatalog). */
+/**
+ * The body as untrusted JSON; what it must look like is checked by the route (parseCatalog).
+ * Only application/json (jsonBodiesOnly refuses other bodies first; a chunked body without a
+ * type is caught here), and never nested past MAX_JSON_DEPTH, checked on the text before parsing.
+ */
 export async function readJsonBody(c: AdminContext): Promise<unknown> {
+  const contentType = c.req.header("content-type") ?? null;
+  if (!isJsonContentType(contentType)) throw new UnsupportedMediaTypeError(contentType);
   const text = await c.req.text();
+  const depth = jsonDepthOverLimit(text);
+  if (depth !== null) throw new JsonTooDeepError(depth, MAX_JSON_DEPTH);
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -1,10 +1,11 @@
 import type { CatalogProblem } from "../catalog/catalog-problems";
 import { formatProblems } from "../catalog/catalog-problems";
 import { SlipsnisseError } from "../errors";
+import { jsonDepthMessage } from "../untrusted/json-depth";
 
 /** An admin API refusal: the HTTP status travels with the error so every route answers alike. */
 export abstract class AdminApiError extends SlipsnisseError {
-  abstract readonly status: 400 | 404 | 409 | 412;
+  abstract readonly status: 400 | 404 | 409 | 412 | 415;
   /** Catalog problems by JSON path, when the refusal is about content. */
   readonly problems: readonly CatalogProblem[] = [];
 }
@@ -24,6 +25,37 @@ export class NotJsonError extends AdminApiError {
   readonly fix = "Send a JSON document with the header Content-Type: application/json.";
   constructor() {
     super("The request body is not valid JSON.");
+  }
+}
+
+/**
+ * A body sent as anything but JSON. Browsers send text/plain, form and multipart bodies to any
+ * origin without a CORS preflight; requiring application/json means a page on another site
+ * cannot write through the API even where a browser would carry the credentials.
+ */
+export class UnsupportedMediaTypeError extends AdminApiError {
+  readonly kind = "unsupported-media-type";
+  readonly status = 415;
+  readonly fix = "Send the body as JSON with the header Content-Type: application/json.";
+  constructor(readonly contentType: string | null) {
+    super(
+      contentType === null
+        ? "The request has a body but no Content-Type; this API takes only application/json."
+        : `The request body is ${JSON.stringify(contentType.slice(0, 100))}; this API takes only application/json.`,
+    );
+  }
+}
+
+/** JSON nested deeper than MAX_JSON_DEPTH, refused before it is parsed (src/untrusted/json-depth.ts). */
+export class JsonTooDeepError extends AdminApiError {
+  readonly kind = "json-too-deep";
+  readonly status = 400;
+  readonly fix = "Send a flatter document: no catalog needs that much nesting.";
+  constructor(
+    readonly depth: number,
+    readonly limit: number,
+  ) {
+    super(jsonDepthMessage("The request body", limit));
   }
 }
 

@@ -1,6 +1,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { randomToken } from "../auth/pkce";
+import { stripControlCharacters } from "../untrusted/control-characters";
 import { type RawElementText, rawElementText } from "./raw-element-text";
 
 export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -105,7 +106,8 @@ ${
       }</div>`
 }
 </header><main>${body}</main>${script === undefined ? "" : html`<script nonce="${nonce}">${script}</script>`}</body></html>`;
-  return new Response(page.toString(), { status, headers: { ...dashboardHeaders(nonce, script !== undefined), ...extraHeaders } });
+  // Text from models and servers (run answers, tool names, errors) is in the page: no control characters.
+  return new Response(stripControlCharacters(page.toString()), { status, headers: { ...dashboardHeaders(nonce, script !== undefined), ...extraHeaders } });
 }
 
 /** A plain refusal or error page in the dashboard's frame. */

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ExpertCallResult } from "../experts/session/expert-call";
+import { stripControlCharacters } from "../untrusted/control-characters";
 import { runResourceLink } from "./run-resources";
 
 /** `_meta` keys use a reverse-DNS-style prefix (MCP _meta naming rules); clients ignore unknown ones. */
@@ -21,10 +22,20 @@ export const META_QUESTION = "slipsnisse.dev/question";
  * thread handle is repeated in the text because many orchestrators show the model only `content`.
  */
 export function toToolResult(result: ExpertCallResult, structuredExpected = false): CallToolResult {
-  const answer = answerResult(result, structuredExpected);
+  // What the model and the downstream servers wrote reaches the orchestrator (and often a
+  // terminal) here: answers, errors and questions lose their control characters at this exit.
+  const answer = answerResult(withoutControlCharacters(result), structuredExpected);
   // A run with a trace id was recorded in the session (refusals before the run row have none): link its trace.
   if (result.traceId) answer.content.push(runResourceLink(result.runId));
   return answer;
+}
+
+function withoutControlCharacters(result: ExpertCallResult): ExpertCallResult {
+  const text = stripControlCharacters(result.text);
+  if (!result.question) return { ...result, text };
+  const { approvals, ...question } = result.question;
+  const shownApprovals = approvals?.map((call) => ({ ...call, name: stripControlCharacters(call.name), input: stripControlCharacters(call.input) }));
+  return { ...result, text, question: { ...question, text: stripControlCharacters(question.text), ...(shownApprovals ? { approvals: shownApprovals } : {}) } };
 }
 
 function answerResult(result: ExpertCallResult, structuredExpected: boolean): CallToolResult {

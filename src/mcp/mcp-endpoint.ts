@@ -12,6 +12,7 @@ import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { serveTaskRequest } from "./expert-tasks";
 import { UnissuedRequestPropsError } from "./mcp-errors";
+import { earlyRefusal } from "./early-refusals";
 import { readBoundedBody } from "./request-body-limit";
 import { mayListTools } from "./tools-list-request";
 
@@ -115,6 +116,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   if (request.method === "POST") {
     const body = await readBoundedBody(request);
     if (!body.ok) return body.response;
+    const refused = earlyRefusal(body.bytes);
+    if (refused) return refused;
     cancels = cancelledRequestIds(body.bytes);
     // MCP Tasks requests are answered before the SDK, which serves none (expert-tasks.ts).
     const taskAnswer = await serveTaskRequest(request, body.bytes, { env, skill, user });

@@ -1,4 +1,5 @@
 import { SlipsnisseError } from "../errors";
+import { jsonDepthMessage } from "../untrusted/json-depth";
 
 /** A programming error: an MCP server was requested on a path that did not go through serveMcp. */
 export class UnissuedRequestPropsError extends SlipsnisseError {
@@ -26,5 +27,36 @@ export class ExpertInputTooLargeError extends SlipsnisseError {
       `Expert "${expert}" refused its arguments: they are ${bytes} bytes of JSON, over its limit of ${limit} bytes (budget.max_input_bytes). Nothing was sent to the model.`,
     );
     this.fix = `Send a shorter request: pass references the expert's tools can look up (URLs, ids, paths) instead of whole documents, or raise budget.max_input_bytes of expert "${expert}" in the catalog.`;
+  }
+}
+
+/**
+ * A JSON-RPC message nested past MAX_JSON_DEPTH, refused before it is parsed for the MCP
+ * handler: the SDK's schemas, the session's structured clone and JSON.stringify all recurse, so
+ * a deep enough message overflowed the stack inside the session (issue 18). -32602 for a request
+ * (its params are where the nesting is), -32600 for anything else.
+ */
+export class McpMessageTooDeepError extends SlipsnisseError {
+  readonly kind = "mcp-message-too-deep";
+  readonly fix = "Send flatter arguments.";
+  constructor(
+    readonly depth: number,
+    readonly limit: number,
+    readonly code: -32602 | -32600,
+  ) {
+    super(jsonDepthMessage(code === -32602 ? "The request's params" : "The message", limit));
+  }
+}
+
+/** A request parameter the MCP SDK would answer badly (a 500, a schema dump), refused first with -32602. */
+export class McpParamsRefusedError extends SlipsnisseError {
+  readonly kind = "mcp-params-refused";
+  readonly fix = "Correct the parameter and send the request again.";
+  constructor(
+    readonly method: string,
+    readonly param: string,
+    readonly detail: string,
+  ) {
+    super(`${method}: params.${param} ${detail}.`);
   }
 }

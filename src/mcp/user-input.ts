@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
 import type { ExpertCallResult, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+import { stripControlCharacters } from "../untrusted/control-characters";
 
 /*
  * How a run reaches the human behind the MCP client, decided per request from the client's
@@ -41,7 +42,8 @@ export function userChannel(era: "legacy" | "modern", capabilities: ClientCapabi
   // The session applies the expert's timeout; the SDK's own is only a backstop a little later.
   const timeout = expert.user_input_timeout_ms + 5_000;
   const askUser: UserPrompter = async (prompt) => {
-    const result = await ctx.mcpReq.elicitInput({ mode: "form", message: prompt.message, requestedSchema: formOf(prompt) }, { timeout });
+    const message = stripControlCharacters(prompt.message);
+    const result = await ctx.mcpReq.elicitInput({ mode: "form", message, requestedSchema: formOf(prompt) }, { timeout });
     return replyOf(result);
   };
   return { kind: "elicit", askUser };
@@ -95,7 +97,7 @@ export function inputRequiredFor(result: ExpertCallResult): InputRequiredResult 
       ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
       : { kind: "question", message: question.text };
   return inputRequired({
-    inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: prompt.message, requestedSchema: formOf(prompt) }) },
+    inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: stripControlCharacters(prompt.message), requestedSchema: formOf(prompt) }) },
     requestState: JSON.stringify(state),
   });
 }

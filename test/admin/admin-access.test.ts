@@ -32,9 +32,16 @@ describe("who may use the admin API", () => {
 
   it("records the signed-in admin's login as the author of a change", async () => {
     const skill = uniqueSkill("authored");
-    const response = await adminAs(new Request(`${PUBLIC}/skills/${skill}?note=first%20cut`, { method: "PUT", body: JSON.stringify({ description: "x" }) }), {
-      props: { userId: "gh:1", login: "alice", role: "admin" },
-    });
+    const response = await adminAs(
+      new Request(`${PUBLIC}/skills/${skill}?note=first%20cut`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ description: "x" }),
+      }),
+      {
+        props: { userId: "gh:1", login: "alice", role: "admin" },
+      },
+    );
     expect(response.status).toBe(201);
     expect(await listVersions(env.DB, skill)).toMatchObject([{ version: 1, author: "alice", note: "first cut", current: true }]);
   });
@@ -44,7 +51,7 @@ describe("who may use the admin API", () => {
     const ctx = createExecutionContext();
     const request = new Request(`http://127.0.0.1:8787/admin/api/skills/${skill}`, {
       method: "PUT",
-      headers: { authorization: `Bearer ${TOKEN}` },
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({ description: "x" }),
     });
     const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, AUTH: "none", ADMIN_TOKEN: TOKEN } as Env, ctx);

@@ -110,4 +110,19 @@ describe("input bounds through wrangler dev", () => {
     expect(resultText(result)).toMatch(/^small enough/);
     expect(fake.requests).toHaveLength(1);
   });
+
+  it("arguments nested 1,000 levels are refused with the limit's JSON-RPC error by every SDK client and transport, and the model is never called", async () => {
+    const nested: unknown = JSON.parse(`${"[".repeat(1_000)}${"]".repeat(1_000)}`);
+    fake.reset([textReply("must not run")]);
+    for (const kind of ["v2-2025", "v2-2026", "v1-http", "v1-sse"] as const) {
+      const deepClient = await connectMcpClient(kind, `${dev.baseUrl}/${kind.endsWith("sse") ? "sse" : "mcp"}`, { timeoutMs: 20_000 });
+      try {
+        const error = await deepClient.callTool("ask", { query: "q", deep: nested }).catch((caught: unknown) => caught);
+        expect(String(error), kind).toContain("nests arrays and objects more than 64 levels deep; the limit is 64");
+      } finally {
+        await deepClient.close();
+      }
+    }
+    expect(fake.requests).toHaveLength(0);
+  });
 });

@@ -81,7 +81,7 @@ describe("runs as MCP resources", () => {
         ]);
         const markdown = contents[0]?.text ?? "";
         expect(markdown).toContain(`# Run ${runId}`);
-        expect(markdown).toContain("### `docs__search_docs`: ok");
+        expect(markdown).toContain("### ` docs__search_docs `: ok");
         expect(markdown).toContain(`Answer for ${kind}.`);
         expect(markdown).toContain(`budgets, asked by ${kind}`);
         const json = JSON.parse(contents[1]?.text ?? "null") as { run: { id: string; outcome: string; userId: string }; steps: unknown[] };

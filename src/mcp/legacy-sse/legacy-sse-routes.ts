@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import { browserOriginRefusal } from "../browser-origin";
+import { earlyRefusal } from "../early-refusals";
 import { readBoundedBody } from "../request-body-limit";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
@@ -31,6 +32,9 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     }
     const bounded = await readBoundedBody(request);
     if (!bounded.ok) return bounded.response;
+    // Answered on the POST, not the stream: the SDK clients fail the pending call with this text.
+    const refused = earlyRefusal(bounded.bytes, 400);
+    if (refused) return refused;
     const body = parseJson(bounded.bytes);
     if (body === undefined) return Response.json({ error: "The body must be a JSON-RPC message." }, { status: 400 });
     const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);

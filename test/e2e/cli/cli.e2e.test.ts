@@ -46,7 +46,11 @@ describe("slipsnisse CLI against wrangler dev", () => {
     await writeFile(join(dir, "broken.json"), JSON.stringify(broken));
     const offline = await cli("validate", "broken.json");
     expect(offline.code).toBe(1);
-    const api = await fetch(`${dev.baseUrl}/admin/api/validate`, { method: "POST", body: JSON.stringify(broken) });
+    const api = await fetch(`${dev.baseUrl}/admin/api/validate`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(broken),
+    });
     expect(api.status).toBe(400);
     const { problems } = (await api.json()) as { problems: Array<{ path: string; message: string; fix: string }> };
     expect(problems.length).toBeGreaterThanOrEqual(4);

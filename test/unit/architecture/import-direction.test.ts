@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["experts"],
   ["downstream"],
   ["catalog", "auth"],
-  ["errors.ts", "env.ts", "base64url.ts", "storage-keys.ts", "execution-context.ts", "observability", "demo"],
+  ["errors.ts", "env.ts", "base64url.ts", "storage-keys.ts", "execution-context.ts", "observability", "demo", "untrusted"],
 ];
 
 /**
