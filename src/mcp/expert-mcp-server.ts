@@ -6,6 +6,7 @@ import {
   type InputRequiredResult,
   type JsonSchemaType,
   type ServerContext,
+  UrlElicitationRequiredError,
 } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
@@ -19,6 +20,7 @@ import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
+import { originOf, supportsUrlElicitation, urlElicitationRequired } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
@@ -73,7 +75,11 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
-      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert)),
+      (args, ctx) =>
+        callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert), {
+          era,
+          urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()),
+        }),
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
@@ -117,6 +123,7 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
+  client: { era: "legacy" | "modern"; urlElicitation: boolean } = { era: "legacy", urlElicitation: false },
 ): Promise<CallToolResult | InputRequiredResult> {
   const split = splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
@@ -153,12 +160,16 @@ async function callExpert(
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...originOf(env, ctx), ...(thread ? { thread } : {}), ...decision },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
     );
+    // A client that declared URL-mode elicitation (2025-11-25) gets the connect link as the
+    // -32042 error the spec defines for it; it opens the link, then calls again.
+    if (result.connect && client.urlElicitation && client.era === "legacy") throw urlElicitationRequired(result.connect, result.text);
     return (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ?? toToolResult(result, expert.output_schema !== undefined);
   } catch (error) {
+    if (error instanceof UrlElicitationRequiredError) throw error;
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {
       isError: true,

@@ -27,6 +27,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
+import { connectionGate, type ConnectRequest } from "./connection-gate";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -132,25 +133,38 @@ export class ExpertSession extends DurableObject<Env> {
 
     let result: ExpertRunResult;
     let resumed: PausedRun | undefined;
+    let connect: ConnectRequest | undefined;
     try {
       if (refusedThread) throw refusedThread;
       // A reply resumes the paused run with the budget it had left (ask-back.ts).
       resumed = this.paused.take(expert.name, request.thread, request, startedAt);
-      const model = trace.model(await resolveModel(expert, this.env));
-      result = await runExpert({
-        ...resumeInput(expert, resumed, request),
-        ...(askUser ? { askUser } : {}),
-        toolPolicy: skill.config.tool_policy,
-        args: request.args,
-        history,
-        model,
-        tools: trace.tools(this.poolFor(request.skill, skill.config)),
-        signal: controller.signal,
-        onStep: (progress) => {
-          report(onProgress, progress);
-          this.live.step(request.runId, progress);
-        },
-      });
+      const pool = this.poolFor(request.skill, skill.config, request.user.userId);
+      // A server that signs each user in, not yet connected: the run pauses with the link (connection-gate.ts).
+      const gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, request.origin ?? publicOrigin(this.env));
+      if (gate !== undefined && "error" in gate) throw gate.error;
+      if (gate !== undefined) {
+        connect = gate.connect;
+        if (resumed !== undefined && threadId !== null) this.paused.save(threadId, resumed);
+        resumed = undefined;
+        result = { ...failedRun(undefined, startedAt), outcome: "paused", text: gate.text };
+        delete result.error;
+      } else {
+        const model = trace.model(await resolveModel(expert, this.env));
+        result = await runExpert({
+          ...resumeInput(expert, resumed, request),
+          ...(askUser ? { askUser } : {}),
+          toolPolicy: skill.config.tool_policy,
+          args: request.args,
+          history,
+          model,
+          tools: trace.tools(pool),
+          signal: controller.signal,
+          onStep: (progress) => {
+            report(onProgress, progress);
+            this.live.step(request.runId, progress);
+          },
+        });
+      }
     } catch (error) {
       result = failedRun(error, startedAt);
     } finally {
@@ -194,6 +208,7 @@ export class ExpertSession extends DurableObject<Env> {
       ...structured,
       ...thread,
       ...(question ? { question } : {}),
+      ...(connect ? { connect } : {}),
       usage: result.usage,
       traceId: trace.traceId,
     };
@@ -330,11 +345,11 @@ export class ExpertSession extends DurableObject<Env> {
   }
 
   /** One pool per skill configuration: a catalog change to the servers replaces the warm clients. */
-  private poolFor(skill: string, config: SkillConfig): DownstreamPool {
+  private poolFor(skill: string, config: SkillConfig, userId: string): DownstreamPool {
     const key = JSON.stringify(config.servers);
     if (this.pool?.key !== key) {
       void this.pool?.pool.close();
-      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers }) };
+      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers, userId }) };
     }
     return this.pool.pool;
   }
@@ -365,4 +380,9 @@ function report(onProgress: ProgressReporter | undefined, progress: StepProgress
   } catch {
     // The caller disconnected; the run goes on and is still recorded.
   }
+}
+
+/** Where connect links point when the request did not say: PUBLIC_URL, else the local default. */
+function publicOrigin(env: Env): string {
+  return env.PUBLIC_URL.replace(/\/+$/, "") || "http://localhost:8787";
 }

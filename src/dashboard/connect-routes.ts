@@ -1,0 +1,123 @@
+import { Hono } from "hono";
+import { html } from "hono/html";
+import { loopbackDevUser } from "../auth/loopback-dev-user";
+import { isMemberRemoved } from "../auth/member-removals";
+import type { UserProps } from "../auth/user-props";
+import { connectionsStub, type ConnectionOwner } from "../downstream/connections/connection-target";
+import type { ConnectFlowView } from "../downstream/connections/connection-schema";
+import { dashboardMessage, formatTime, renderDashboardPage } from "./dashboard-layout";
+import { LOGIN_PATH } from "./dashboard-login";
+import { readSession } from "./dashboard-session";
+
+/**
+ * The connect pages on Slipsnisse's own origin (README "Connections"): `/connect/<flow>` shows
+ * which server asks for what access and sends the member on to the server's sign-in;
+ * `/connect/callback` is where that sign-in returns. Both need the browser's dashboard session
+ * (members may hold one; they are sent to sign in first), and both look only in the signed-in
+ * member's own UserConnections object (or, for an admin, the team's). So a link or callback
+ * minted for alice does nothing in bob's browser, and an attacker's callback cannot attach their
+ * account to a victim's session: the flow is bound to the user, not to whoever holds the URL
+ * (SEP-1036, security considerations).
+ */
+export function connectRoutes(): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+
+  app.get("/callback", async (c) => {
+    const user = await signedInUser(c.req.raw, c.env);
+    if (!user) return signInFirst(c.req.url);
+    const error = c.req.query("error");
+    if (error !== undefined)
+      return dashboardMessage(400, "Not connected", `The server's sign-in ended without access (${error.slice(0, 100)}). Nothing was connected.`, frame(user));
+    const state = c.req.query("state");
+    const code = c.req.query("code");
+    if (!state || !code) return dashboardMessage(400, "Not connected", "This address carries no sign-in result. Nothing was connected.", frame(user));
+    const iss = c.req.query("iss");
+    let answer = await connectionsStub(c.env, { kind: "user", userId: user.userId }).finish(state, code, iss, user.login);
+    if ("refused" in answer && user.role === "admin") {
+      const team = await connectionsStub(c.env, { kind: "team" }).finish(state, code, iss, user.login);
+      if (!("refused" in team) || !team.refused.startsWith("this sign-in was not started")) answer = team;
+    }
+    if ("refused" in answer) {
+      return dashboardMessage(
+        403,
+        "Not connected",
+        `Nothing was connected: ${answer.refused}. Start again from the link your client showed, signed in as the member it was for.`,
+        frame(user),
+      );
+    }
+    return renderDashboardPage(
+      { title: "Connected", ...frame(user) },
+      html`<h1>Connected ${answer.serverId}</h1><p class="notice">Your account at <code>${answer.serverKey}</code> is connected for <strong>${user.login}</strong>. Go back to your client: call the expert again (the run waiting for this goes on).</p><p class="muted">You can end this connection any time from Connections.</p>`,
+    );
+  });
+
+  const show = (owner: "user" | "team") => async (c: { req: { raw: Request; url: string; param(name: string): string | undefined }; env: Env }) => {
+    const user = await signedInUser(c.req.raw, c.env);
+    if (!user) return signInFirst(c.req.url);
+    if (owner === "team" && user.role !== "admin")
+      return dashboardMessage(403, "Admins only", "A team connection is made by an admin: every member then acts as the account connected here.", frame(user));
+    const flowId = c.req.param("flow") ?? "";
+    const who: ConnectionOwner = owner === "team" ? { kind: "team" } : { kind: "user", userId: user.userId };
+    const flow = /^[A-Za-z0-9_-]{20,100}$/.test(flowId) ? await connectionsStub(c.env, who).flow(flowId) : null;
+    if (!flow)
+      return dashboardMessage(
+        404,
+        "No such connect link",
+        `This link is not for ${user.login}, or it expired. Nothing was connected. If it was yours, call the expert again for a new link.`,
+        frame(user),
+      );
+    return connectPage(flow, user, owner);
+  };
+  app.get("/team/:flow", show("team"));
+  app.get("/:flow", show("user"));
+  return app;
+}
+
+function connectPage(flow: ConnectFlowView, user: UserProps, owner: "user" | "team"): Promise<Response> {
+  if (flow.completedAt !== null)
+    return dashboardMessage(
+      200,
+      "Already connected",
+      `${flow.serverId} was connected with this link. Go back to your client and call the expert again.`,
+      frame(user),
+    );
+  const access =
+    flow.scopes.length > 0
+      ? html`<ul>${flow.scopes.map((scope) => html`<li><code>${scope}</code></li>`)}</ul>`
+      : html`<p>What the server grants by default (no scopes named).</p>`;
+  const as =
+    owner === "team"
+      ? html`the team's account: <strong>every member's expert calls will act as the account you connect</strong>`
+      : html`your account, for <strong>${user.login}</strong> only`;
+  // A link, not a form: the next hop is another origin, and `form-action 'self'` would block the redirect there.
+  return renderDashboardPage(
+    { title: `Connect ${flow.serverId}`, ...frame(user) },
+    html`<h1>Connect ${flow.serverId}</h1>
+<p>An expert of skill <code>${flow.skill}</code> needs to reach <code>${flow.url}</code> as ${as}.</p>
+<h2>Access asked</h2>${access}
+<p>You sign in at <code>${flow.authorizationOrigin}</code>; Slipsnisse keeps the token it gets encrypted, sends it only to <code>${flow.url}</code>, and you can end the connection any time.</p>
+<p><a id="connect" href="${flow.authorizationUrl}">Continue to ${flow.authorizationOrigin}</a></p>
+<p class="muted">This link works until ${formatTime(flow.expiresAt)}.</p>`,
+    200,
+    { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" },
+  );
+}
+
+/** The browser's dashboard session (members have one too), or the loopback dev user; removed members have none. */
+async function signedInUser(request: Request, env: Env): Promise<UserProps | undefined> {
+  const session = await readSession(request, env).catch(() => undefined);
+  if (session && !(await isMemberRemoved(env, session.user.userId))) return session.user;
+  return loopbackDevUser(request, env) ?? undefined;
+}
+
+function signInFirst(url: string): Response {
+  const { pathname, search } = new URL(url);
+  return new Response(null, {
+    status: 302,
+    headers: { Location: `${LOGIN_PATH}?next=${encodeURIComponent(`${pathname}${search}`)}`, "Cache-Control": "no-store" },
+  });
+}
+
+function frame(user: UserProps): { login: string; nav: false } {
+  return { login: user.login, nav: false };
+}

@@ -1,0 +1,49 @@
+import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
+import type { DownstreamPool } from "../../downstream/downstream-pool";
+import { ConnectionSetupError } from "../../downstream/connections/connection-errors";
+import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget, ownerFor } from "../../downstream/connections/connection-target";
+import type { SlipsnisseError } from "../../errors";
+import type { UserProps } from "../../auth/user-props";
+
+/** What a run paused on a missing connection tells the MCP surface: where the user connects. */
+export interface ConnectRequest {
+  server: string;
+  /** The connect page on Slipsnisse's origin (never the downstream's own URL). */
+  url: string;
+  /** For URL-mode elicitation (SEP-1036): the flow id, which the completion notification names. */
+  elicitationId: string;
+  connection: "user" | "team";
+}
+
+export type GateOutcome = { connect: ConnectRequest; text: string } | { error: SlipsnisseError } | undefined;
+
+/**
+ * Before the model runs: every whitelisted server that signs users in (`auth`) must have a
+ * connection for this member (or the team). The first one missing starts a sign-in in the
+ * owner's UserConnections object (discovery and registration happen there, so bad metadata is
+ * an error naming the server) and the run pauses with the connect link instead of failing. A
+ * warm session answers from the pool's memoised token without a round trip.
+ */
+export async function connectionGate(
+  env: Env,
+  pool: DownstreamPool,
+  skill: string,
+  config: SkillConfig,
+  expert: ExpertConfig,
+  user: UserProps,
+  origin: string,
+): Promise<GateOutcome> {
+  for (const serverId of Object.keys(expert.internal_tools)) {
+    const server = config.servers[serverId];
+    const target = server === undefined ? undefined : connectionTarget(skill, serverId, server);
+    if (target === undefined) continue;
+    if ((await pool.connectionNeeded(serverId)) === undefined) continue;
+    const answer = await connectionsStub(env, ownerFor(target, user.userId)).startFlow(target, `${origin}${CONNECT_CALLBACK_PATH}`, user.login);
+    if ("failed" in answer) return { error: new ConnectionSetupError(serverId, answer.failed) };
+    const team = target.connection === "team";
+    const url = `${origin}${CONNECT_PATH}/${team ? "team/" : ""}${answer.flowId}`;
+    const text = team ? `An admin must connect ${serverId} for the team to continue: ${url}` : `Connect ${serverId} to continue: ${url}`;
+    return { connect: { server: serverId, url, elicitationId: answer.flowId, connection: target.connection }, text };
+  }
+  return undefined;
+}

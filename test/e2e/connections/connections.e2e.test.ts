@@ -1,0 +1,171 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCatalog } from "../harness/catalog-admin";
+import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
+import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mcp-clients";
+import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
+import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
+import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
+
+const EXPERT = "greet_as_me";
+const CONNECT_META = "slipsnisse.dev/connect";
+const THREAD_META = "slipsnisse.dev/thread";
+
+/** The fake model: greet the name the orchestrator gave through the downstream, then report what it said. */
+function greetThenAnswer(request: ChatRequest): ScriptedReply {
+  const results = toolResultMessages(request);
+  if (results.length > 0) return textReply(`downstream said: ${results.map((result) => result.content).join(" | ")}`);
+  const user = request.messages.filter((message) => message.role === "user").at(-1);
+  const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
+  return toolCallsReply({ name: "demo__greet", arguments: { name } });
+}
+
+/**
+ * Connections end to end: `wrangler dev` (OAuth on, dev identity provider with alice and bob) in
+ * front of the MCP SDK's own OAuth-protected example server. A member's first call pauses with a
+ * connect link instead of failing; Chromium opens it, signs in to Slipsnisse, goes through the
+ * downstream's authorization (DCR, PKCE S256, `resource`) and back to /connect/callback; the
+ * same call with the thread then returns the downstream's answer, reached with that member's own
+ * token. Another member's browser can neither use the link nor the callback.
+ */
+describe.skipIf(chromiumSkipReason !== undefined)(
+  `Connections through the downstream's own OAuth${chromiumSkipReason ? ` (${chromiumSkipReason})` : ""}`,
+  () => {
+    let team: DevTeamServer;
+    let downstream: SdkOAuthDownstream;
+    let browser: Browser;
+    let aliceBrowser: BrowserContext;
+    let bobBrowser: BrowserContext;
+    const sessions = new Map<string, OAuthSession>();
+
+    beforeAll(async () => {
+      [team, downstream, browser] = await Promise.all([
+        startDevTeamServer({ ADMIN_USERS: "alice" }, { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d" }),
+        startSdkOAuthDownstream(),
+        launchChromium(),
+      ]);
+      await loadCatalog(
+        team.dev.baseUrl,
+        {
+          skills: {
+            default: {
+              servers: { demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } } },
+              experts: [
+                {
+                  name: EXPERT,
+                  description: "Greets through the demo server as the caller.",
+                  internal_tools: { demo: ["greet"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget: { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+                },
+              ],
+            },
+          },
+        },
+        { Authorization: `Bearer ${team.adminToken}` },
+      );
+      team.fake.reset(greetThenAnswer);
+      [aliceBrowser, bobBrowser] = await Promise.all([loopbackOnlyContext(browser), loopbackOnlyContext(browser)]);
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await Promise.allSettled([team?.stop(), downstream?.stop()]);
+    });
+
+    async function call(login: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+      let session = sessions.get(login);
+      if (!session) {
+        session = await signInAs(team.dev.baseUrl, login);
+        sessions.set(login, session);
+      }
+      const client = await connectMcpClient("v1-http", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
+      try {
+        return await client.callTool(EXPERT, args);
+      } finally {
+        await client.close();
+      }
+    }
+
+    function connectLink(result: ToolCallResult): { url: string; thread: string } {
+      const meta = result._meta?.[CONNECT_META] as { url?: string; server?: string } | undefined;
+      const thread = result._meta?.[THREAD_META];
+      expect(meta?.server).toBe("demo");
+      expect(resultText(result)).toContain(`Connect demo to continue: ${meta?.url}`);
+      expect(typeof thread).toBe("string");
+      return { url: String(meta?.url), thread: String(thread) };
+    }
+
+    /** Opens the connect link, signing in to Slipsnisse first (the dashboard's sign-in, members too). */
+    async function openAs(context: BrowserContext, login: string, url: string): Promise<Page> {
+      const page = await context.newPage();
+      await page.goto(url);
+      if (new URL(page.url()).pathname === "/admin/login") {
+        await page.getByRole("link", { name: `Sign in as ${login}` }).click();
+        await page.waitForURL((next) => next.pathname.startsWith("/connect/"));
+      }
+      return page;
+    }
+
+    it("pauses alice's first call with a connect link, connects in the browser, and the same call with the thread answers through the downstream", async () => {
+      const first = await call("alice", { query: "alice" });
+      expect(first.isError).toBeFalsy();
+      const { url, thread } = connectLink(first);
+      expect(new URL(url).origin).toBe(team.dev.baseUrl);
+
+      const page = await openAs(aliceBrowser, "alice", url);
+      await expect(page.getByRole("heading", { name: "Connect demo" }).isVisible()).resolves.toBe(true);
+      await expect(page.getByText("mcp:tools").isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "connect-page");
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected demo" }).isVisible()).resolves.toBe(true);
+
+      const resumed = await call("alice", { query: "alice", thread });
+      expect(resultText(resumed)).toContain("downstream said: Hello, alice!");
+      expect(downstream.acceptedTokens()).toHaveLength(1);
+    });
+
+    it("bob's link does nothing in alice's browser, and alice's callback does nothing in bob's; bob then connects his own account", async () => {
+      const { url: bobLink } = connectLink(await call("bob", { query: "bob" }));
+      const wrong = await openAs(aliceBrowser, "alice", bobLink);
+      await expect(wrong.getByRole("heading", { name: "No such connect link" }).isVisible()).resolves.toBe(true);
+
+      // The code-bearing callback of bob's sign-in (the demo authorization server approves at
+      // once, so following his authorization link without a browser yields it) lands in alice's browser.
+      const { url: bobAgain, thread } = connectLink(await call("bob", { query: "bob" }));
+      const bobPage = await openAs(bobBrowser, "bob", bobAgain);
+      const authorize = await bobPage.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).getAttribute("href");
+      const approved = await fetch(String(authorize), { redirect: "manual" });
+      const stolen = approved.headers.get("location");
+      expect(new URL(String(stolen)).pathname).toBe("/connect/callback");
+      const attacker = await aliceBrowser.newPage();
+      await attacker.goto(String(stolen));
+      await expect(attacker.getByRole("heading", { name: "Not connected" }).isVisible()).resolves.toBe(true);
+      // Nothing was connected for bob by alice's visit: his call still pauses.
+      connectLink(await call("bob", { query: "bob", thread }));
+
+      const own = await bobBrowser.newPage();
+      await own.goto(String(stolen));
+      await expect(own.getByRole("heading", { name: "Connected demo" }).isVisible()).resolves.toBe(true);
+      const answered = await call("bob", { query: "bob", thread });
+      expect(resultText(answered)).toContain("downstream said: Hello, bob!");
+      const tokens = downstream.acceptedTokens();
+      expect(tokens).toHaveLength(2);
+      expect(tokens[0]).not.toBe(tokens[1]);
+    });
+
+    it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
+      const tokens = downstream.acceptedTokens();
+      expect(tokens.length).toBeGreaterThan(0);
+      const runs = await fetch(`${team.dev.baseUrl}/admin/api/runs?limit=50`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      const records = await runs.text();
+      expect(runs.status).toBe(200);
+      const haystacks = { logs: team.dev.logs(), model: JSON.stringify(team.fake.requests), runs: records };
+      for (const token of tokens) for (const [where, text] of Object.entries(haystacks)) expect(text.includes(token), `token in ${where}`).toBe(false);
+    });
+  },
+);
