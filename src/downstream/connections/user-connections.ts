@@ -99,9 +99,13 @@ export class UserConnections extends DurableObject<Env> {
     const provider = new ConnectionOAuthProvider(this.env, await this.seal(), { target, redirectUrl, state: randomToken() });
     try {
       const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: guardedFetch(target.serverId, this.env) });
+      // The SDK falls back to /authorize and /token at the server's origin when it finds no
+      // metadata at all; a server that publishes none is not one the MCP authorization spec describes.
+      const missing = missingMetadata(provider.current.discovery);
+      if (missing) return { failed: missing };
       if (result !== "REDIRECT" || provider.authorizationUrl === undefined) return { failed: "its authorization server issued a token without a sign-in" };
     } catch (error) {
-      return { failed: describeSetupFailure(error) };
+      return { failed: missingMetadata(provider.current.discovery) ?? describeSetupFailure(error) };
     }
     const { state, verifier, client, discovery } = provider.current;
     if (state === undefined || verifier === undefined || client === undefined)
@@ -343,4 +347,10 @@ function summary(row: ConnectionRow): ConnectionSummary {
 
 function scopeOf(target: ConnectionTarget): { scope?: string } {
   return target.scopes === undefined ? {} : { scope: target.scopes.join(" ") };
+}
+
+/** What a server that serves no OAuth metadata lacks, named for the admin; undefined when it serves some. */
+function missingMetadata(discovery: OAuthDiscoveryState | undefined): string | undefined {
+  if (discovery === undefined || discovery.resourceMetadata !== undefined || discovery.authorizationServerMetadata !== undefined) return undefined;
+  return "it serves no OAuth metadata: neither protected-resource metadata (RFC 9728, /.well-known/oauth-protected-resource) nor authorization-server metadata (RFC 8414 or OpenID discovery) was found";
 }
