@@ -4,10 +4,10 @@ import { loopbackDevUser } from "../auth/loopback-dev-user";
 import { isMemberRemoved } from "../auth/member-removals";
 import type { UserProps } from "../auth/user-props";
 import { connectionsStub, type ConnectionOwner } from "../downstream/connections/connection-target";
-import type { ConnectFlowView } from "../downstream/connections/connection-schema";
+import type { ConnectFlowView, ConnectionSummary } from "../downstream/connections/connection-schema";
 import { dashboardMessage, formatTime, renderDashboardPage } from "./dashboard-layout";
 import { LOGIN_PATH } from "./dashboard-login";
-import { readSession } from "./dashboard-session";
+import { csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession } from "./dashboard-session";
 
 /**
  * The connect pages on Slipsnisse's own origin (README "Connections"): `/connect/<flow>` shows
@@ -49,6 +49,42 @@ export function connectRoutes(): Hono<{ Bindings: Env }> {
       { title: "Connected", ...frame(user) },
       html`<h1>Connected ${answer.serverId}</h1><p class="notice">Your account at <code>${answer.serverKey}</code> is connected for <strong>${user.login}</strong>. Go back to your client: call the expert again (the run waiting for this goes on).</p><p class="muted">You can end this connection any time from Connections.</p>`,
     );
+  });
+
+  // The member's Connections page: what they connected, and ending a connection.
+  app.get("/", async (c) => {
+    const signed = await signedIn(c.req.raw, c.env);
+    if (!signed) return signInFirst(c.req.url);
+    const { user, csrf, setCookie } = signed;
+    const mine = await connectionsStub(c.env, { kind: "user", userId: user.userId }).list();
+    const team = user.role === "admin" ? await connectionsStub(c.env, { kind: "team" }).list() : [];
+    const ended = c.req.query("ended");
+    const row = (connection: ConnectionSummary, owner: "user" | "team") =>
+      html`<tr><td><strong>${connection.serverId}</strong><br><code>${connection.serverKey}</code></td><td>${connection.scope ?? "—"}</td><td>${formatTime(connection.connectedAt)}${owner === "team" ? html`<br><span class="muted">by ${connection.connectedBy}</span>` : ""}</td><td>${connection.expiresAt === null ? "—" : formatTime(connection.expiresAt)}</td>
+<td><form class="inline" method="post" action="/connect/disconnect"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="owner" value="${owner}"><input type="hidden" name="server" value="${connection.serverKey}"><button type="submit" aria-label="Disconnect ${connection.serverId}">Disconnect</button></form></td></tr>`;
+    const table = (rows: ConnectionSummary[], owner: "user" | "team") =>
+      rows.length === 0
+        ? html`<p class="muted">None.</p>`
+        : html`<div class="table-wrap"><table><thead><tr><th scope="col">Server</th><th scope="col">Scopes</th><th scope="col">Connected</th><th scope="col">Token expires</th><th scope="col">Action</th></tr></thead><tbody>${rows.map((connection) => row(connection, owner))}</tbody></table></div>`;
+    const body = html`<h1>Connections</h1>
+${ended ? html`<p class="notice" role="status">Disconnected ${ended}: its token is forgotten here; the next call asks you to connect again.</p>` : ""}
+<p>Servers your experts reach as you, with your own account there. Slipsnisse keeps each token encrypted and sends it only to its server.</p>
+${table(mine, "user")}
+${user.role === "admin" ? html`<h2>Team connections</h2><p>Every member's expert calls act as these accounts.</p>${table(team, "team")}` : ""}`;
+    return renderDashboardPage({ title: "Connections", ...frame(user) }, body, 200, setCookie ? { "Set-Cookie": setCookie } : {});
+  });
+
+  app.post("/disconnect", async (c) => {
+    const signed = await signedIn(c.req.raw, c.env);
+    if (!signed) return dashboardMessage(401, "Sign in first", "Sign in, then disconnect from your Connections page.");
+    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    if (!(await csrfTokenMatches(c.env, signed.session, typeof form.csrf === "string" ? form.csrf : undefined)))
+      return dashboardMessage(403, "Form expired", "Reload the Connections page and try again.", frame(signed.user));
+    const owner: ConnectionOwner = form.owner === "team" && signed.user.role === "admin" ? { kind: "team" } : { kind: "user", userId: signed.user.userId };
+    const server = typeof form.server === "string" && URL.canParse(form.server) ? form.server : undefined;
+    if (server === undefined) return dashboardMessage(400, "Nothing to disconnect", "The form named no server.", frame(signed.user));
+    await connectionsStub(c.env, owner).remove(server);
+    return new Response(null, { status: 303, headers: { Location: `/connect?ended=${encodeURIComponent(new URL(server).host)}` } });
   });
 
   const show = (owner: "user" | "team") => async (c: { req: { raw: Request; url: string; param(name: string): string | undefined }; env: Env }) => {
@@ -101,6 +137,17 @@ function connectPage(flow: ConnectFlowView, user: UserProps, owner: "user" | "te
     200,
     { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" },
   );
+}
+
+/** The signed-in member with this session's CSRF token; the loopback dev user gets a session cookie. */
+async function signedIn(request: Request, env: Env): Promise<{ user: UserProps; session: DashboardSession; csrf: string; setCookie?: string } | undefined> {
+  let session = await readSession(request, env).catch(() => undefined);
+  if (session && (await isMemberRemoved(env, session.user.userId))) session = undefined;
+  let setCookie: string | undefined;
+  const loopback = loopbackDevUser(request, env);
+  if (!session && loopback) ({ session, setCookie } = await newSession(env, loopback));
+  if (!session) return undefined;
+  return { user: session.user, session, csrf: await csrfToken(env, session), ...(setCookie ? { setCookie } : {}) };
 }
 
 /** The browser's dashboard session (members have one too), or the loopback dev user; removed members have none. */

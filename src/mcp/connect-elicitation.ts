@@ -13,9 +13,10 @@ export function urlElicitationRequired(connect: ConnectRequest, message: string)
 }
 
 /** Slipsnisse's origin for connect links: PUBLIC_URL, else the origin this request came to. */
-export function originOf(env: Env, ctx: ServerContext): { origin?: string } {
+export function originOf(env: Env, ctx: ServerContext, known?: string): { origin?: string } {
   const configured = env.PUBLIC_URL.replace(/\/+$/, "");
   if (configured) return { origin: configured };
   const url = ctx.http?.req?.url;
-  return url === undefined ? {} : { origin: new URL(url).origin };
+  if (url !== undefined) return { origin: new URL(url).origin };
+  return known === undefined ? {} : { origin: known };
 }

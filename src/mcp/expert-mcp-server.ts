@@ -48,6 +48,8 @@ export interface ExpertServerContext {
   era?: "legacy" | "modern";
   /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
   tasks?: boolean;
+  /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
+  origin?: string;
 }
 
 /**
@@ -55,7 +57,17 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy", tasks = false }: ExpertServerContext): McpServer {
+export function buildExpertServer({
+  env,
+  skill,
+  user,
+  listChanged,
+  connection,
+  listings,
+  era = "legacy",
+  tasks = false,
+  origin,
+}: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
     capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
@@ -76,10 +88,17 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
       (args, ctx) =>
-        callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert), {
-          era,
-          urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()),
-        }),
+        callExpert(
+          { env, skill, user, connection, ...(origin === undefined ? {} : { origin }) },
+          expert,
+          args,
+          ctx,
+          userChannel(era, server.server.getClientCapabilities(), ctx, expert),
+          {
+            era,
+            urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()),
+          },
+        ),
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
@@ -118,7 +137,7 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
+  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
@@ -160,7 +179,7 @@ async function callExpert(
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...originOf(env, ctx), ...(thread ? { thread } : {}), ...decision },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...originOf(env, ctx, origin), ...(thread ? { thread } : {}), ...decision },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
     );

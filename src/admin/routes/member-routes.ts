@@ -7,6 +7,7 @@ import { revokeGrantsOf } from "../../auth/member-removals";
 import type { AdminContext, AdminEnv } from "../admin-context";
 import { InvalidParameterError } from "../admin-errors";
 import { GrantsUnavailableError, MemberNotFoundError } from "../member-errors";
+import { removeConnections } from "./connection-routes";
 
 /** The OAuth provider's helpers for this request's origin (the Worker's own provider, see src/index.ts). */
 export type OAuthHelpersSource = (env: Env, origin: string) => OAuthHelpers;
@@ -37,8 +38,10 @@ export function memberRoutes(oauthHelpers: OAuthHelpersSource | undefined): Hono
     const userId = member?.user_id ?? name;
     const oauth = helpers(c, oauthHelpers);
     const revoked = await revokeGrantsOf(oauth, userId);
-    if (!member && revoked === 0) throw new MemberNotFoundError(name);
-    return c.json({ userId, login: member?.login ?? null, revokedGrants: revoked });
+    // A member taken out loses their connections too: no token of theirs stays usable downstream.
+    const connections = await removeConnections(c.env, { kind: "user", userId }, undefined);
+    if (!member && revoked === 0 && connections === 0) throw new MemberNotFoundError(name);
+    return c.json({ userId, login: member?.login ?? null, revokedGrants: revoked, removedConnections: connections });
   });
 
   return routes;

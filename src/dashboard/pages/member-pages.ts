@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { findMember, listMembers } from "../../auth/member-directory";
 import { revokeGrantsOf } from "../../auth/member-removals";
+import { connectionsStub } from "../../downstream/connections/connection-target";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardEnv } from "../dashboard-routes";
 import { recentUsage } from "../run-stats";
@@ -46,6 +47,8 @@ ${members.map((member, index) => {
     const member = await findMember(c.env.DB, name);
     const userId = member?.user_id ?? name;
     await revokeGrantsOf(oauth, userId);
+    // Their connections to downstream servers go with their grants (README "Connections").
+    await connectionsStub(c.env, { kind: "user", userId }).removeAll();
     return new Response(null, { status: 303, headers: { Location: `/admin/members?revoked=${encodeURIComponent(member?.login ?? userId)}` } });
   });
 

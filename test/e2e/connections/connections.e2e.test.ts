@@ -1,3 +1,4 @@
+import { Client, SSEClientTransport, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
@@ -156,6 +157,57 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       const tokens = downstream.acceptedTokens();
       expect(tokens).toHaveLength(2);
       expect(tokens[0]).not.toBe(tokens[1]);
+    });
+
+    it("a member sees the connection (never its token) in /me/api and on the Connections page, and ending it there makes the next call ask again", async () => {
+      const session = sessions.get("alice");
+      const listed = await fetch(`${team.dev.baseUrl}/me/api/connections`, { headers: bearer(session ?? (await signInAs(team.dev.baseUrl, "alice"))) });
+      const body = (await listed.json()) as { connections: Array<{ server: string; scope: string | null }> };
+      expect(body.connections).toEqual([expect.objectContaining({ server: "demo", scope: "mcp:tools" })]);
+      const admin = await fetch(`${team.dev.baseUrl}/admin/api/members/alice/connections`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await admin.json()) as { connections: unknown[] }).connections).toHaveLength(1);
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/connect`);
+      await expect(page.getByRole("heading", { name: "Connections", exact: true }).isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "connections-page");
+      await page.getByRole("button", { name: "Disconnect demo" }).click();
+      await page.waitForURL((url) => url.searchParams.has("ended"));
+      await expect(page.getByRole("status").textContent()).resolves.toContain("Disconnected");
+      // The session's memo of the token lasts at most TOKEN_MEMO_MS (10 s): wait it out, bounded.
+      await expect
+        .poll(async () => resultText(await call("alice", { query: "alice" })), { timeout: 15_000, interval: 1_000 })
+        .toContain("Connect demo to continue");
+    });
+
+    it("a client that declared URL-mode elicitation on a legacy SSE connection gets the -32042 error carrying the connect page", async () => {
+      const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
+      const revoked = await fetch(`${team.dev.baseUrl}/admin/api/members/bob/connections`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${team.adminToken}` },
+      });
+      expect(((await revoked.json()) as { removed: number }).removed).toBe(1);
+      // A connection that keeps one server for its life is one where the client's declared
+      // capabilities are known (stateless Streamable HTTP forgets them after initialize).
+      const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
+      await client.connect(new SSEClientTransport(new URL(`${team.dev.baseUrl}/sse`), { requestInit: { headers: bearer(session) } }));
+      try {
+        let error: unknown;
+        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
+        for (let attempt = 0; attempt < 15 && !(error instanceof UrlElicitationRequiredError); attempt++) {
+          error = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }).catch((caught: unknown) => caught);
+          if (!(error instanceof UrlElicitationRequiredError)) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+        const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
+        expect(elicitation).toMatchObject({
+          mode: "url",
+          url: expect.stringMatching(new RegExp(`^${team.dev.baseUrl}/connect/`)),
+          message: expect.stringContaining("Connect demo"),
+        });
+      } finally {
+        await client.close();
+      }
     });
 
     it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
