@@ -22,7 +22,7 @@ export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<
     const grants = await Promise.all(members.map(async (member) => (oauth ? (await oauth.listUserGrants(member.user_id)).items.length : null)));
     const revoked = c.req.query("revoked");
     const body = html`<h1>Members</h1>
-${revoked ? html`<p class="notice" role="status">Revoked every grant of ${revoked}: their tokens stop working now.</p>` : ""}
+${revoked ? html`<p class="notice" role="status">Revoked every grant of ${revoked}: their tokens stop working now, and their connections to downstream servers are removed.</p>` : ""}
 ${oauth ? "" : html`<p class="muted">Sign-in is off here (no OAuth grants to list or revoke).</p>`}
 <div class="table-wrap"><table><thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Last seen</th><th scope="col">Runs (7 days)</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Active grants</th><th scope="col">Action</th></tr></thead><tbody>
 ${members.map((member, index) => {
