@@ -10,6 +10,7 @@ import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server
 import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
 
 const EXPERT = "greet_as_me";
+const TEAM_EXPERT = "greet_as_team";
 const CONNECT_META = "slipsnisse.dev/connect";
 const THREAD_META = "slipsnisse.dev/thread";
 
@@ -19,7 +20,8 @@ function greetThenAnswer(request: ChatRequest): ScriptedReply {
   if (results.length > 0) return textReply(`downstream said: ${results.map((result) => result.content).join(" | ")}`);
   const user = request.messages.filter((message) => message.role === "user").at(-1);
   const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
-  return toolCallsReply({ name: "demo__greet", arguments: { name } });
+  const offered = (request.tools ?? []).map((tool) => tool.function.name);
+  return toolCallsReply({ name: offered.includes("shared__greet") ? "shared__greet" : "demo__greet", arguments: { name } });
 }
 
 /**
@@ -51,8 +53,20 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         {
           skills: {
             default: {
-              servers: { demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } } },
+              servers: {
+                demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } },
+                shared: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
+              },
               experts: [
+                {
+                  name: TEAM_EXPERT,
+                  description: "Greets through the demo server as the team's account.",
+                  internal_tools: { shared: ["greet"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget: { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+                },
                 {
                   name: EXPERT,
                   description: "Greets through the demo server as the caller.",
@@ -77,7 +91,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       await Promise.allSettled([team?.stop(), downstream?.stop()]);
     });
 
-    async function call(login: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+    async function call(login: string, args: Record<string, unknown>, expert = EXPERT): Promise<ToolCallResult> {
       let session = sessions.get(login);
       if (!session) {
         session = await signInAs(team.dev.baseUrl, login);
@@ -85,7 +99,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       }
       const client = await connectMcpClient("v1-http", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
       try {
-        return await client.callTool(EXPERT, args);
+        return await client.callTool(expert, args);
       } finally {
         await client.close();
       }
@@ -208,6 +222,28 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       } finally {
         await client.close();
       }
+    });
+
+    it("a team connection: a member is told an admin must connect it and cannot; the admin connects once and the member's call goes through", async () => {
+      const first = await call("bob", { query: "team" }, TEAM_EXPERT);
+      const meta = first._meta?.[CONNECT_META] as { url: string; connection: string };
+      expect(meta.connection).toBe("team");
+      expect(resultText(first)).toContain(`An admin must connect shared for the team to continue: ${meta.url}`);
+      const refused = await openAs(bobBrowser, "bob", meta.url);
+      await expect(refused.getByRole("heading", { name: "Admins only" }).isVisible()).resolves.toBe(true);
+
+      const page = await openAs(aliceBrowser, "alice", meta.url);
+      await expect(page.getByText("every member's expert calls will act as the account you connect").isVisible()).resolves.toBe(true);
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected shared" }).isVisible()).resolves.toBe(true);
+      expect(resultText(await call("bob", { query: "team", thread: String(first._meta?.[THREAD_META]) }, TEAM_EXPERT))).toContain(
+        "downstream said: Hello, team!",
+      );
+      const listed = await fetch(`${team.dev.baseUrl}/admin/api/connections/team`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await listed.json()) as { connections: Array<{ server: string; connectedBy: string }> }).connections).toEqual([
+        expect.objectContaining({ server: "shared", connectedBy: "alice" }),
+      ]);
     });
 
     it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
