@@ -6,7 +6,6 @@ import {
   type InputRequiredResult,
   type JsonSchemaType,
   type ServerContext,
-  UrlElicitationRequiredError,
 } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
@@ -20,7 +19,7 @@ import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
-import { originOf, supportsUrlElicitation, urlElicitationRequired } from "./connect-elicitation";
+import { connectPrompter, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
@@ -182,13 +181,10 @@ async function callExpert(
       { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...originOf(env, ctx, origin), ...(thread ? { thread } : {}), ...decision },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
+      client.urlElicitation && client.era === "legacy" ? connectPrompter(ctx, expert) : undefined,
     );
-    // A client that declared URL-mode elicitation (2025-11-25) gets the connect link as the
-    // -32042 error the spec defines for it; it opens the link, then calls again.
-    if (result.connect && client.urlElicitation && client.era === "legacy") throw urlElicitationRequired(result.connect, result.text);
     return (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ?? toToolResult(result, expert.output_schema !== undefined);
   } catch (error) {
-    if (error instanceof UrlElicitationRequiredError) throw error;
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {
       isError: true,

@@ -47,3 +47,42 @@ export async function connectionGate(
   }
   return undefined;
 }
+
+/**
+ * Shows the connect page to the user mid-call (URL-mode elicitation, SEP-1036) and later tells
+ * the client the flow is done; passed over Durable Object RPC by a surface that can reach the
+ * client mid-call (a legacy SSE connection that declared `elicitation: { url: {} }`).
+ */
+export type ConnectPrompter = (
+  event: { kind: "open"; message: string; url: string; elicitationId: string } | { kind: "complete"; elicitationId: string },
+) => Promise<string>;
+
+const POLL_MS = 500;
+
+/**
+ * The user opens the link while the call waits: true once the flow finished (the client is then
+ * sent `notifications/elicitation/complete`), false when they declined, the client failed, or
+ * `timeoutMs` passed; the run then pauses with the link as usual.
+ */
+export async function connectMidCall(
+  env: Env,
+  request: ConnectRequest,
+  message: string,
+  userId: string,
+  prompt: ConnectPrompter,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const action = await prompt({ kind: "open", message, url: request.url, elicitationId: request.elicitationId }).catch(() => "failed");
+  if (action !== "accept") return false;
+  const stub = connectionsStub(env, request.connection === "team" ? { kind: "team" } : { kind: "user", userId });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !signal.aborted) {
+    if (await stub.flowCompleted(request.elicitationId)) {
+      await prompt({ kind: "complete", elicitationId: request.elicitationId }).catch(() => undefined);
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return false;
+}

@@ -27,7 +27,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
-import { connectionGate, type ConnectRequest } from "./connection-gate";
+import { connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest } from "./connection-gate";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -85,7 +85,7 @@ export class ExpertSession extends DurableObject<Env> {
    * `askUser`, when the MCP surface can reach the client's user mid-call (elicitation), is
    * called for approvals and ask_user questions; without it such a run pauses instead.
    */
-  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
+  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter, onConnect?: ConnectPrompter): Promise<ExpertCallResult> {
     const startedAt = Date.now();
     const skill = await loadSkill(this.env, request.skill);
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
@@ -140,7 +140,14 @@ export class ExpertSession extends DurableObject<Env> {
       resumed = this.paused.take(expert.name, request.thread, request, startedAt);
       const pool = this.poolFor(request.skill, skill.config, request.user.userId);
       // A server that signs each user in, not yet connected: the run pauses with the link (connection-gate.ts).
-      const gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, request.origin ?? publicOrigin(this.env));
+      const origin = request.origin ?? publicOrigin(this.env);
+      let gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
+      // A client that can open a URL mid-call: the call waits while the user connects (one round per server).
+      for (let round = 0; onConnect && gate !== undefined && "connect" in gate && round < 4; round++) {
+        const timeout = expert.user_input_timeout_ms;
+        if (!(await connectMidCall(this.env, gate.connect, gate.text, request.user.userId, onConnect, timeout, controller.signal))) break;
+        gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
+      }
       if (gate !== undefined && "error" in gate) throw gate.error;
       if (gate !== undefined) {
         connect = gate.connect;

@@ -1,4 +1,4 @@
-import { Client, SSEClientTransport, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
+import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
@@ -194,7 +194,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         .toContain("Connect demo to continue");
     });
 
-    it("a client that declared URL-mode elicitation on a legacy SSE connection gets the -32042 error carrying the connect page", async () => {
+    it("a client that declared URL-mode elicitation on legacy SSE is shown the connect page mid-call, and the same call returns the answer", async () => {
       const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
       const revoked = await fetch(`${team.dev.baseUrl}/admin/api/members/bob/connections`, {
         method: "DELETE",
@@ -204,21 +204,40 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       // A connection that keeps one server for its life is one where the client's declared
       // capabilities are known (stateless Streamable HTTP forgets them after initialize).
       const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
+      const shown: Array<{ url: string; elicitationId: string }> = [];
+      const completed: string[] = [];
+      const browsing: Promise<void>[] = [];
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const params = request.params as { mode?: string; url?: string; elicitationId?: string };
+        if (params.mode !== "url" || !params.url || !params.elicitationId) return { action: "decline" };
+        shown.push({ url: params.url, elicitationId: params.elicitationId });
+        // The "user" opens the page while the call waits: accept first, as a client does.
+        browsing.push(
+          (async () => {
+            const page = await openAs(bobBrowser, "bob", String(params.url));
+            await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+            await page.waitForURL((next) => next.pathname === "/connect/callback");
+          })(),
+        );
+        return { action: "accept" };
+      });
+      client.setNotificationHandler("notifications/elicitation/complete", (notification) => {
+        completed.push(String((notification.params as { elicitationId?: string }).elicitationId));
+      });
       await client.connect(new SSEClientTransport(new URL(`${team.dev.baseUrl}/sse`), { requestInit: { headers: bearer(session) } }));
       try {
-        let error: unknown;
+        let text = "";
         // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
-        for (let attempt = 0; attempt < 15 && !(error instanceof UrlElicitationRequiredError); attempt++) {
-          error = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }).catch((caught: unknown) => caught);
-          if (!(error instanceof UrlElicitationRequiredError)) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
+          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 60_000 });
+          text = JSON.stringify(result.content);
+          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
         }
-        expect(error).toBeInstanceOf(UrlElicitationRequiredError);
-        const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
-        expect(elicitation).toMatchObject({
-          mode: "url",
-          url: expect.stringMatching(new RegExp(`^${team.dev.baseUrl}/connect/`)),
-          message: expect.stringContaining("Connect demo"),
-        });
+        await Promise.all(browsing);
+        expect(shown).toHaveLength(1);
+        expect(shown[0]?.url).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
+        expect(text).toContain("downstream said: Hello, bob!");
+        expect(completed).toEqual([shown[0]?.elicitationId]);
       } finally {
         await client.close();
       }
