@@ -7,6 +7,7 @@ import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolRe
 import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mcp-clients";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
+import { runCli } from "../../unit/cli/cli-test-io";
 import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
 
 const EXPERT = "greet_as_me";
@@ -180,6 +181,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       expect(body.connections).toEqual([expect.objectContaining({ server: "demo", scope: "mcp:tools" })]);
       const admin = await fetch(`${team.dev.baseUrl}/admin/api/members/alice/connections`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
       expect(((await admin.json()) as { connections: unknown[] }).connections).toHaveLength(1);
+      const cli = await runCli(["connections", "alice", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(cli).toMatchObject({ code: 0, stdout: expect.stringContaining(`demo  ${downstream.mcpUrl}  scope: mcp:tools`) });
 
       const page = await aliceBrowser.newPage();
       await page.goto(`${team.dev.baseUrl}/connect`);
@@ -196,11 +199,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(
 
     it("a client that declared URL-mode elicitation on legacy SSE is shown the connect page mid-call, and the same call returns the answer", async () => {
       const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
-      const revoked = await fetch(`${team.dev.baseUrl}/admin/api/members/bob/connections`, {
-        method: "DELETE",
-        headers: { Authorization: `Bearer ${team.adminToken}` },
-      });
-      expect(((await revoked.json()) as { removed: number }).removed).toBe(1);
+      const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(removed).toMatchObject({ code: 0, stdout: expect.stringContaining("Removed 1 connection(s) of bob") });
       // A connection that keeps one server for its life is one where the client's declared
       // capabilities are known (stateless Streamable HTTP forgets them after initialize).
       const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
