@@ -14,7 +14,7 @@ import { memberRoutes, type OAuthHelpersSource } from "./routes/member-routes";
  */
 export function teamAdminRoutes(oauthHelpers: OAuthHelpersSource | undefined): Hono<AdminEnv> {
   const routes = new Hono<AdminEnv>();
-  for (const path of ["/members", "/members/*", "/skills/:skill/limits", "/connections/*"]) routes.use(path, requireAdmin());
+  for (const path of ["/members", "/members/*", "/skills/:skill/limits", "/connections", "/connections/*"]) routes.use(path, requireAdmin());
   routes.route("/", memberRoutes(oauthHelpers));
   routes.route("/", connectionRoutes());
   routes.route("/", limitRoutes());

@@ -1,4 +1,6 @@
-import type { ClientCapabilities, ServerContext } from "@modelcontextprotocol/server";
+import { type ClientCapabilities, type InputRequiredResult, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { ExpertCallResult } from "../experts/session/expert-call";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { ConnectPrompter } from "../experts/session/connection-gate";
 
@@ -34,4 +36,55 @@ export function connectPrompter(ctx: ServerContext, expert: ExpertConfig): Conne
     );
     return result.action;
   };
+}
+
+/** The key of the one embedded URL elicitation a connect answer carries (2026-07-28). */
+const CONNECT_KEY = "slipsnisse_connect";
+
+/**
+ * `requestState` round-trips through the client, so it is untrusted: it names only the thread
+ * and the flow, which the member's own session and UserConnections object check (another
+ * member's flow id finds nothing there), and it grants nothing a plain call could not do.
+ */
+const connectStateSchema = z
+  .object({
+    v: z.literal(1),
+    kind: z.literal("connect"),
+    thread: z.string().min(1).max(200).optional(),
+    flowId: z.string().min(1).max(200),
+    connection: z.enum(["user", "team"]),
+  })
+  .strict();
+
+/** A 2026-07-28 answer asking the client to open the connect page (URL-mode elicitation as an input request). */
+export function connectInputRequired(result: ExpertCallResult): InputRequiredResult | undefined {
+  if (!result.connect) return undefined;
+  const state = {
+    v: 1,
+    kind: "connect",
+    flowId: result.connect.elicitationId,
+    connection: result.connect.connection,
+    ...(result.thread ? { thread: result.thread } : {}),
+  };
+  return inputRequired({
+    inputRequests: { [CONNECT_KEY]: inputRequired.elicitUrl({ message: result.text, url: result.connect.url }) },
+    requestState: JSON.stringify(state),
+  });
+}
+
+/** A retried 2026-07-28 call answering our connect request: its thread, the flow, and whether the user went to the page. */
+export function connectRetry(ctx: ServerContext): { thread?: string; flowId: string; connection: "user" | "team"; accepted: boolean } | undefined {
+  const raw = ctx.mcpReq.requestState();
+  if (typeof raw !== "string") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const state = connectStateSchema.safeParse(parsed);
+  if (!state.success) return undefined;
+  const view = inputResponse(ctx.mcpReq.inputResponses, CONNECT_KEY);
+  const { thread, flowId, connection } = state.data;
+  return { ...(thread === undefined ? {} : { thread }), flowId, connection, accepted: view.kind === "elicit" && view.action === "accept" };
 }

@@ -19,7 +19,7 @@ import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
-import { connectPrompter, originOf, supportsUrlElicitation } from "./connect-elicitation";
+import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
@@ -143,7 +143,12 @@ async function callExpert(
   channel: UserChannel,
   client: { era: "legacy" | "modern"; urlElicitation: boolean } = { era: "legacy", urlElicitation: false },
 ): Promise<CallToolResult | InputRequiredResult> {
-  const split = splitThread(rawArgs, expert);
+  // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
+  const connecting = client.era === "modern" ? connectRetry(ctx) : undefined;
+  const split =
+    connecting?.thread !== undefined && splitThread(rawArgs, expert).thread === undefined
+      ? { ...splitThread(rawArgs, expert), thread: connecting.thread }
+      : splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
   const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
   const prepared = prepareExpertCall(skill.name, expert, retried ? { ...split, ...retried } : split);
@@ -178,12 +183,29 @@ async function callExpert(
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...originOf(env, ctx, origin), ...(thread ? { thread } : {}), ...decision },
+      {
+        runId,
+        skill: skill.name,
+        expert: expert.name,
+        args,
+        user,
+        mcpRequest,
+        ...originOf(env, ctx, origin),
+        ...(thread ? { thread } : {}),
+        ...decision,
+        ...(connecting?.accepted ? { awaitConnect: { flowId: connecting.flowId, connection: connecting.connection } } : {}),
+      },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
       client.urlElicitation && client.era === "legacy" ? connectPrompter(ctx, expert) : undefined,
     );
-    return (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ?? toToolResult(result, expert.output_schema !== undefined);
+    // A 2026-07-28 client that declared URL-mode elicitation is asked to open the connect page; it retries the call after (unless the user declined).
+    const askToConnect = client.era === "modern" && client.urlElicitation && !(connecting && !connecting.accepted);
+    return (
+      (askToConnect ? connectInputRequired(result) : undefined) ??
+      (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ??
+      toToolResult(result, expert.output_schema !== undefined)
+    );
   } catch (error) {
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { findMember } from "../../auth/member-directory";
+import { findMember, listMembers } from "../../auth/member-directory";
 import type { ConnectionSummary } from "../../downstream/connections/connection-schema";
 import { connectionsStub, type ConnectionOwner } from "../../downstream/connections/connection-target";
 import type { AdminEnv } from "../admin-context";
@@ -21,6 +21,20 @@ export function connectionRoutes(): Hono<AdminEnv> {
   routes.delete("/members/:user/connections", async (c) => {
     const owner = await memberOwner(c.env, c.req.param("user"));
     return c.json({ userId: owner.userId, removed: await removeConnections(c.env, owner, c.req.query("server")) });
+  });
+
+  // Every member's connections, for an admin's overview: which member connected which server, when, with which scopes.
+  routes.get("/connections", async (c) => {
+    const members = await listMembers(c.env.DB, 500);
+    const rows = await Promise.all(
+      members.map(async (member) => ({
+        userId: member.user_id,
+        login: member.login,
+        connections: (await connectionsStub(c.env, { kind: "user", userId: member.user_id }).list()).map(describeConnection),
+      })),
+    );
+    const team = (await connectionsStub(c.env, { kind: "team" }).list()).map(describeConnection);
+    return c.json({ members: rows.filter((row) => row.connections.length > 0), team });
   });
 
   routes.get("/connections/team", async (c) => c.json({ connections: (await connectionsStub(c.env, { kind: "team" }).list()).map(describeConnection) }));

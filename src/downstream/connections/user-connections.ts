@@ -153,7 +153,8 @@ export class UserConnections extends DurableObject<Env> {
   /** Whether the flow has finished (for `notifications/elicitation/complete` and waiting callers). */
   async flowCompleted(flowId: string): Promise<boolean> {
     const row = this.sql.exec<{ completed_at: number | null }>(`SELECT completed_at FROM connect_flows WHERE id = ?`, flowId).toArray()[0];
-    return row?.completed_at != null;
+    // -1 marks a callback being redeemed (single use); only a stored connection counts as done.
+    return (row?.completed_at ?? 0) > 0;
   }
 
   /**

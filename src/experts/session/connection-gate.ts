@@ -75,13 +75,23 @@ export async function connectMidCall(
 ): Promise<boolean> {
   const action = await prompt({ kind: "open", message, url: request.url, elicitationId: request.elicitationId }).catch(() => "failed");
   if (action !== "accept") return false;
-  const stub = connectionsStub(env, request.connection === "team" ? { kind: "team" } : { kind: "user", userId });
+  if (!(await awaitFlow(env, { flowId: request.elicitationId, connection: request.connection }, userId, timeoutMs, signal))) return false;
+  await prompt({ kind: "complete", elicitationId: request.elicitationId }).catch(() => undefined);
+  return true;
+}
+
+/** Waits, bounded, for a flow the user is finishing in their browser; true once it finished. */
+export async function awaitFlow(
+  env: Env,
+  flow: { flowId: string; connection: "user" | "team" },
+  userId: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const stub = connectionsStub(env, flow.connection === "team" ? { kind: "team" } : { kind: "user", userId });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !signal.aborted) {
-    if (await stub.flowCompleted(request.elicitationId)) {
-      await prompt({ kind: "complete", elicitationId: request.elicitationId }).catch(() => undefined);
-      return true;
-    }
+    if (await stub.flowCompleted(flow.flowId)) return true;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return false;

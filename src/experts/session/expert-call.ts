@@ -26,6 +26,11 @@ export interface ExpertCallRequest {
   mcpRequest?: McpRequestRef;
   /** Slipsnisse's public origin as the caller reached it: connect links point there. */
   origin?: string;
+  /**
+   * A retried 2026-07-28 call whose user accepted to open the connect page of this flow: the
+   * session waits (up to the expert's user_input_timeout_ms) for the flow to finish first.
+   */
+  awaitConnect?: { flowId: string; connection: "user" | "team" };
 }
 
 /**

@@ -27,7 +27,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
-import { connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest } from "./connection-gate";
+import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest } from "./connection-gate";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -141,6 +141,7 @@ export class ExpertSession extends DurableObject<Env> {
       const pool = this.poolFor(request.skill, skill.config, request.user.userId);
       // A server that signs each user in, not yet connected: the run pauses with the link (connection-gate.ts).
       const origin = request.origin ?? publicOrigin(this.env);
+      if (request.awaitConnect) await awaitFlow(this.env, request.awaitConnect, request.user.userId, expert.user_input_timeout_ms, controller.signal);
       let gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
       // A client that can open a URL mid-call: the call waits while the user connects (one round per server).
       for (let round = 0; onConnect && gate !== undefined && "connect" in gate && round < 4; round++) {

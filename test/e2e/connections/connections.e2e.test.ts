@@ -1,4 +1,4 @@
-import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
@@ -259,10 +259,56 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       expect(resultText(await call("bob", { query: "team", thread: String(first._meta?.[THREAD_META]) }, TEAM_EXPERT))).toContain(
         "downstream said: Hello, team!",
       );
+      const overview = await fetch(`${team.dev.baseUrl}/admin/api/connections`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      const seen = (await overview.json()) as { members: Array<{ login: string; connections: Array<{ server: string }> }>; team: Array<{ server: string }> };
+      expect(seen.team.map((row) => row.server)).toEqual(["shared"]);
+      expect(seen.members.find((row) => row.login === "bob")?.connections.map((row) => row.server)).toEqual(["demo"]);
+      expect(JSON.stringify(seen)).not.toMatch(/access_token|refresh_token/);
       const listed = await fetch(`${team.dev.baseUrl}/admin/api/connections/team`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
       expect(((await listed.json()) as { connections: Array<{ server: string; connectedBy: string }> }).connections).toEqual([
         expect.objectContaining({ server: "shared", connectedBy: "alice" }),
       ]);
+    });
+
+    it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {
+      const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
+      const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(removed.code).toBe(0);
+      const client = new Client(
+        { name: "url-elicitation-2026", version: "0.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: { url: {} } } },
+      );
+      const shown: string[] = [];
+      const browsing: Promise<void>[] = [];
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const params = request.params as { mode?: string; url?: string };
+        if (params.mode !== "url" || !params.url) return { action: "decline" };
+        shown.push(params.url);
+        browsing.push(
+          (async () => {
+            const page = await openAs(bobBrowser, "bob", String(params.url));
+            await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+            await page.waitForURL((next) => next.pathname === "/connect/callback");
+          })(),
+        );
+        return { action: "accept" };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${team.dev.baseUrl}/mcp`), { requestInit: { headers: bearer(session) } }));
+      try {
+        let text = "";
+        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
+        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
+          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 90_000 });
+          text = JSON.stringify(result.content);
+          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        await Promise.all(browsing);
+        expect(shown).toHaveLength(1);
+        expect(shown[0]).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
+        expect(text).toContain("downstream said: Hello, bob!");
+      } finally {
+        await client.close();
+      }
     });
 
     it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {

@@ -31,7 +31,13 @@ describe("connection gate", () => {
 
   it("a server without OAuth metadata is a tool error naming the server and what is missing, before any model call", async () => {
     const model = models.play([{ text: "must not be called" }]);
-    const result = await sessionStub(env, skill, gina.userId).callExpert({ runId: crypto.randomUUID(), skill, expert: "needs_linear", args: { query: "q" }, user: gina });
+    const result = await sessionStub(env, skill, gina.userId).callExpert({
+      runId: crypto.randomUUID(),
+      skill,
+      expert: "needs_linear",
+      args: { query: "q" },
+      user: gina,
+    });
     expect(result.outcome).toBe("error");
     expect(result.text).toContain('Downstream server "linear" cannot be connected: it serves no OAuth metadata');
     expect(result.text).toContain("RFC 9728");
@@ -40,7 +46,13 @@ describe("connection gate", () => {
 
   it("an expert whose servers need no sign-in runs as before", async () => {
     models.play([{ calls: [{ name: "plain__echo", input: { text: "hi" } }] }, { text: "Echoed." }]);
-    const result = await sessionStub(env, skill, gina.userId).callExpert({ runId: crypto.randomUUID(), skill, expert: "plain_only", args: { query: "q" }, user: gina });
+    const result = await sessionStub(env, skill, gina.userId).callExpert({
+      runId: crypto.randomUUID(),
+      skill,
+      expert: "plain_only",
+      args: { query: "q" },
+      user: gina,
+    });
     expect(result).toMatchObject({ outcome: "ok", text: "Echoed." });
   });
 });
