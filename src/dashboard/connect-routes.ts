@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { loopbackDevUser } from "../auth/loopback-dev-user";
 import { isMemberRemoved } from "../auth/member-removals";
 import type { UserProps } from "../auth/user-props";
-import { connectionsStub, type ConnectionOwner } from "../downstream/connections/connection-target";
+import { clientMetadataDocument, connectionsStub, type ConnectionOwner } from "../downstream/connections/connection-target";
 import type { ConnectFlowView, ConnectionSummary } from "../downstream/connections/connection-schema";
 import { dashboardMessage, formatTime, renderDashboardPage } from "./dashboard-layout";
 import { LOGIN_PATH } from "./dashboard-login";
@@ -21,6 +21,12 @@ import { csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSes
  */
 export function connectRoutes(): Hono<{ Bindings: Env }> {
   const app = new Hono<{ Bindings: Env }>();
+
+  // Public: authorization servers fetch it to learn who the client id is (Client ID Metadata Documents).
+  app.get("/client-metadata.json", (c) => {
+    const origin = c.env.PUBLIC_URL.replace(/\/+$/, "") || new URL(c.req.url).origin;
+    return c.json(clientMetadataDocument(origin), 200, { "Cache-Control": "public, max-age=3600" });
+  });
 
   app.get("/callback", async (c) => {
     const user = await signedInUser(c.req.raw, c.env);

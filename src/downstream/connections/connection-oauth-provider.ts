@@ -7,7 +7,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { readSecret } from "../../env";
 import { downstreamClientKey } from "../../storage-keys";
-import type { ConnectionTarget } from "./connection-target";
+import { CLIENT_METADATA_PATH, type ConnectionTarget } from "./connection-target";
 import { storedClientSchema, type StoredClient, type StoredTokens } from "./connection-schema";
 import type { TokenCipher } from "./token-cipher";
 
@@ -45,6 +45,17 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
 
   get redirectUrl(): string {
     return this.current.redirectUrl;
+  }
+
+  /**
+   * First choice of registration: a Client ID Metadata Document Slipsnisse serves itself
+   * (/connect/client-metadata.json, connect-routes.ts), used by the SDK when the authorization
+   * server advertises `client_id_metadata_document_supported`. Only on an https origin (the
+   * document's URL is the client id, and must be https).
+   */
+  get clientMetadataUrl(): string | undefined {
+    const redirect = new URL(this.current.redirectUrl);
+    return redirect.protocol === "https:" ? `${redirect.origin}${CLIENT_METADATA_PATH}` : undefined;
   }
 
   get clientMetadata(): OAuthClientMetadata {

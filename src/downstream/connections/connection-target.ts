@@ -54,3 +54,18 @@ export function connectionsStub(env: Env, owner: ConnectionOwner): DurableObject
 /** Where the downstream's authorization server sends the browser back. */
 export const CONNECT_CALLBACK_PATH = "/connect/callback";
 export const CONNECT_PATH = "/connect";
+/** Slipsnisse's own Client ID Metadata Document, the client id at servers that accept one. */
+export const CLIENT_METADATA_PATH = "/connect/client-metadata.json";
+
+/** The document at CLIENT_METADATA_PATH for `origin` (its URL is the client id). */
+export function clientMetadataDocument(origin: string): Record<string, unknown> {
+  return {
+    client_id: `${origin}${CLIENT_METADATA_PATH}`,
+    client_name: "Slipsnisse",
+    client_uri: origin,
+    redirect_uris: [`${origin}${CONNECT_CALLBACK_PATH}`],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+}

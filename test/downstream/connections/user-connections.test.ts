@@ -1,8 +1,9 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/connections/connection-target";
 import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
+import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
 import type { UserConnections } from "../../../src/downstream/connections/user-connections";
 import { ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
 import { echoBase, pool, serverConfig } from "../downstream-test-helpers";
@@ -92,6 +93,21 @@ describe("UserConnections", () => {
     const answer = await connectionsStub(env, { kind: "user", userId: "u-erin" }).startFlow(target(url), "http://127.0.0.1:8787/connect/callback", "erin");
     expect(answer).toMatchObject({ failed: expect.stringContaining("protected-resource metadata (RFC 9728") });
     expect(await rawRows("u-erin")).toBe("[[],[]]");
+  });
+
+  it("serves its Client ID Metadata Document, and offers it as the client id only on an https origin", async () => {
+    const response = await SELF.fetch("http://localhost/connect/client-metadata.json");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      client_id: "http://localhost/connect/client-metadata.json",
+      redirect_uris: ["http://localhost/connect/callback"],
+      token_endpoint_auth_method: "none",
+    });
+    const cipher = await TokenCipher.fromEnv(env);
+    const https = new ConnectionOAuthProvider(env, cipher, { target: target("https://a.example/mcp"), redirectUrl: "https://slip.example/connect/callback" });
+    expect(https.clientMetadataUrl).toBe("https://slip.example/connect/client-metadata.json");
+    const local = new ConnectionOAuthProvider(env, cipher, { target: target("https://a.example/mcp"), redirectUrl: "http://127.0.0.1:8787/connect/callback" });
+    expect(local.clientMetadataUrl).toBeUndefined();
   });
 
   it("the pool refuses a server with auth until the member connects, without backing off", async () => {
