@@ -4,6 +4,7 @@ import { ConnectionSetupError } from "../../downstream/connections/connection-er
 import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget, ownerFor } from "../../downstream/connections/connection-target";
 import type { SlipsnisseError } from "../../errors";
 import type { UserProps } from "../../auth/user-props";
+import type { ExpertRunResult } from "../run/expert-types";
 
 /** What a run paused on a missing connection tells the MCP surface: where the user connects. */
 export interface ConnectRequest {
@@ -95,4 +96,26 @@ export async function awaitFlow(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return false;
+}
+
+/** The run that paused before its model ran, waiting for a connection: nothing used, nothing for the thread. */
+export function pausedForConnection(text: string, startedAt: number): ExpertRunResult {
+  return {
+    outcome: "paused",
+    text,
+    steps: [],
+    messages: [],
+    usage: {
+      steps: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      toolCalls: 0,
+      refusedToolCalls: 0,
+      downstreamBytesRead: 0,
+      bytesReturned: 0,
+      elapsedMs: Date.now() - startedAt,
+      budgetExhausted: null,
+      retries: 0,
+    },
+  };
 }

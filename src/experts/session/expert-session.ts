@@ -27,7 +27,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
-import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest } from "./connection-gate";
+import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -154,8 +154,7 @@ export class ExpertSession extends DurableObject<Env> {
         connect = gate.connect;
         if (resumed !== undefined && threadId !== null) this.paused.save(threadId, resumed);
         resumed = undefined;
-        result = { ...failedRun(undefined, startedAt), outcome: "paused", text: gate.text };
-        delete result.error;
+        result = pausedForConnection(gate.text, startedAt);
       } else {
         const model = trace.model(await resolveModel(expert, this.env));
         result = await runExpert({
