@@ -25,6 +25,8 @@ export default defineConfig(async () => {
                   AUTH: "none",
                   FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
                   FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
+                  // Seals connection tokens at rest (src/downstream/connections/token-cipher.ts).
+                  CONNECTIONS_KEY: "test-connections-key-0123456789abcdef",
                 },
               },
             }),

@@ -51,14 +51,22 @@ mkdirSync(dirname(tokenFile), { recursive: true });
 writeFileSync(tokenFile, `${JSON.stringify({ url: base, token: adminToken })}\n`, { mode: 0o600 });
 chmodSync(tokenFile, 0o600);
 
+// Connection tokens are sealed with CONNECTIONS_KEY: one from .dev.vars, else one kept in
+// .wrangler/ (git-ignored) so connections made in one run still open in the next.
+const ownConnectionsKey = dotenvValue(devVars, "CONNECTIONS_KEY");
+const connectionsKeyFile = join(root, ".wrangler", "connections-key");
+if (!ownConnectionsKey && !existsSync(connectionsKeyFile)) writeFileSync(connectionsKeyFile, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600 });
+const connectionsKey = ownConnectionsKey ?? readFileSync(connectionsKeyFile, "utf8").trim();
+
 // Secrets go through env files (wrangler prints them as hidden), never through --var; a later
 // file wins, so the generated token is passed only when .dev.vars has none.
 function secretFiles() {
   const files = devVars ? [devVarsFile] : [];
-  if (!ownToken) {
+  const generated = [...(ownToken ? [] : [`ADMIN_TOKEN=${adminToken}`]), ...(ownConnectionsKey ? [] : [`CONNECTIONS_KEY=${connectionsKey}`])];
+  if (generated.length > 0) {
     const dir = mkdtempSync(join(tmpdir(), "slipsnisse-"));
     const file = join(dir, "admin.env");
-    writeFileSync(file, `ADMIN_TOKEN=${adminToken}\n`, { mode: 0o600 });
+    writeFileSync(file, `${generated.join("\n")}\n`, { mode: 0o600 });
     process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     files.push(file);
   }

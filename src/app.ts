@@ -7,6 +7,7 @@ import type { OAuthHelpersSource } from "./admin/routes/member-routes";
 import { teamAdminRoutes } from "./admin/team-admin-routes";
 import { log } from "./observability/logger";
 import { adminRoutes } from "./admin/admin-routes";
+import { connectRoutes } from "./dashboard/connect-routes";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
 import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
@@ -29,6 +30,7 @@ export function createApp(options: AppOptions = {}): Hono<AppBindings> {
   app.route("/admin/api", adminRoutes());
   app.route("/me/api", ownDataRoutes());
   app.route("/admin", dashboardRoutes(options.oauthHelpers));
+  app.route("/connect", connectRoutes());
 
   const signedIn = (props: unknown) => userPropsSchema.safeParse(props);
   const mcp = (request: Request, env: Env, ctx: ExecutionContext) => {

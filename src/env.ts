@@ -8,6 +8,8 @@ export interface KnownSecrets {
   ADMIN_TOKEN?: string;
   /** Signs the admin dashboard's session cookies (src/dashboard/dashboard-session.ts). */
   DASHBOARD_SESSION_KEY?: string;
+  /** Encrypts connection tokens at rest (src/downstream/connections/token-cipher.ts); at least 32 characters. */
+  CONNECTIONS_KEY?: string;
 }
 
 export type AppEnv = Env & KnownSecrets;

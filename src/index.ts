@@ -11,6 +11,7 @@ import { mcpPreflight } from "./mcp/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
 import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 
+export { UserConnections } from "./downstream/connections/user-connections";
 export { LiveRunFeed } from "./experts/live/live-run-feed";
 export { ExpertSession } from "./experts/session/expert-session";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";

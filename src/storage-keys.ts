@@ -61,6 +61,11 @@
  *                     like the removed-member mark, so a revoke reaches other locations within
  *                     KV's propagation (about 60 s), the location that wrote it at once.
  *
+ *   slipsnisse-downstream-client:<sha256(server URL, redirect URL)>  the OAuth client Slipsnisse
+ *                     registered at a downstream server (dynamic client registration), sealed with
+ *                     CONNECTIONS_KEY (src/downstream/connections/connection-oauth-provider.ts).
+ *                     Per server, not per member: every member's sign-in reuses it.
+ *
  * KV (binding OAUTH_KV) also holds the library's consent handles and upstream `state` (single use,
  * short TTL), written through its helpers in src/auth/auth-app.ts.
  *
@@ -83,6 +88,17 @@
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
  *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.
+ *
+ * Durable Object UserConnections (SQLite, one per tenant and member, `<tenant>:user:<user id>`, and
+ * one for the team, `<tenant>:team`), schema in src/downstream/connections/connection-schema.ts:
+ *   connections       server URL → the member's connection to that downstream server (README
+ *                     "Connections"): tokens and the client they belong to, sealed with AES-GCM
+ *                     under the CONNECTIONS_KEY secret; server id, skill, scope and times in the
+ *                     clear for the Connections page. Per member, not per ExpertSession, so one
+ *                     sign-in serves the member's sessions of every skill naming that server.
+ *   connect_flows     sign-ins in progress (connect link id, OAuth state, sealed PKCE verifier),
+ *                     deleted 15 minutes after they expire.
+ *   connection_migrations  which schema migrations this object has applied.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
  * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.
@@ -143,4 +159,13 @@ export function dashboardSessionEndedKey(sid: string): string {
 
 export function dashboardSessionsEndedKey(userId: string): string {
   return `${DASHBOARD_SESSION_KV_PREFIXES.userSessionsEnded}${userId}`;
+}
+
+/** The OAuth registration key prefix in OAUTH_KV (described above). */
+export const DOWNSTREAM_CLIENT_PREFIX = "slipsnisse-downstream-client:";
+
+/** OAUTH_KV key of the OAuth client registered at one downstream server for one redirect URL. */
+export async function downstreamClientKey(serverUrl: string, redirectUrl: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${serverUrl}\n${redirectUrl}`));
+  return `${DOWNSTREAM_CLIENT_PREFIX}${[...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 }

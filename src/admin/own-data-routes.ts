@@ -8,6 +8,8 @@ import { log } from "../observability/logger";
 import { checkSkillName } from "./admin-context";
 import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "./admin-errors";
 import { OwnEntryNotFoundError } from "./member-errors";
+import { connectionsStub } from "../downstream/connections/connection-target";
+import { describeConnection, removeConnections } from "./routes/connection-routes";
 
 type OwnEnv = { Bindings: Env; Variables: { user: UserProps } };
 
@@ -39,6 +41,17 @@ export function ownDataRoutes(): Hono<OwnEnv> {
       if (stored && canUseSkill(stored.config, user)) skills.push({ name, retentionDays: stored.config.retention_days });
     }
     return c.json({ userId: user.userId, skills });
+  });
+
+  // The member's own connections to servers that sign each user in (README "Connections"): never a token.
+  routes.get("/connections", async (c) => {
+    const owner = { kind: "user" as const, userId: c.get("user").userId };
+    return c.json({ connections: (await connectionsStub(c.env, owner).list()).map(describeConnection) });
+  });
+
+  routes.delete("/connections", async (c) => {
+    const owner = { kind: "user" as const, userId: c.get("user").userId };
+    return c.json({ removed: await removeConnections(c.env, owner, c.req.query("server")) });
   });
 
   routes.get("/skills/:skill/threads", async (c) => {

@@ -3,6 +3,7 @@ import { log } from "../observability/logger";
 import { requireAdmin } from "./admin-auth";
 import type { AdminEnv } from "./admin-context";
 import { AdminApiError } from "./admin-errors";
+import { connectionRoutes } from "./routes/connection-routes";
 import { limitRoutes } from "./routes/limit-routes";
 import { memberRoutes, type OAuthHelpersSource } from "./routes/member-routes";
 
@@ -13,8 +14,9 @@ import { memberRoutes, type OAuthHelpersSource } from "./routes/member-routes";
  */
 export function teamAdminRoutes(oauthHelpers: OAuthHelpersSource | undefined): Hono<AdminEnv> {
   const routes = new Hono<AdminEnv>();
-  for (const path of ["/members", "/members/*", "/skills/:skill/limits"]) routes.use(path, requireAdmin());
+  for (const path of ["/members", "/members/*", "/skills/:skill/limits", "/connections", "/connections/*"]) routes.use(path, requireAdmin());
   routes.route("/", memberRoutes(oauthHelpers));
+  routes.route("/", connectionRoutes());
   routes.route("/", limitRoutes());
   routes.onError((error, c) => {
     if (error instanceof AdminApiError) return c.json({ error: error.message, fix: error.fix }, error.status);

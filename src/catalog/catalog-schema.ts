@@ -26,6 +26,35 @@ export const MAX_RESPONSE_BYTES_LIMIT = 32 * 1024 * 1024;
 
 const headerValue = z.string().describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
 
+/**
+ * Sign-in to the server through its own OAuth (docs: README "Connections"): Slipsnisse is the
+ * OAuth client and holds a token per member (`user`) or one for the team (`team`), encrypted
+ * in the UserConnections Durable Object. The client registers itself (dynamic client
+ * registration) unless the admin gives a pre-registered client id (and secret) as Worker
+ * secret names.
+ */
+export const serverAuthSchema = z
+  .object({
+    type: z.literal("oauth").describe("`oauth`: each call carries a token from the server's own OAuth 2.1 sign-in."),
+    connection: z
+      .enum(["user", "team"])
+      .default("user")
+      .describe("`user`: each member connects their own account. `team`: an admin connects once and every member acts as that account."),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/))
+      .max(50)
+      .optional()
+      .describe("Scopes to ask for; default: what the server's metadata advertises."),
+    client_id_secret: z
+      .string()
+      .regex(SECRET_NAME_PATTERN)
+      .optional()
+      .describe("Worker secret holding a client id registered at the server (GitHub-style OAuth apps); without it Slipsnisse registers itself."),
+    client_secret_secret: z.string().regex(SECRET_NAME_PATTERN).optional().describe("Worker secret holding that client's secret, if it has one."),
+  })
+  .strict();
+export type ServerAuth = z.output<typeof serverAuthSchema>;
+
 export const downstreamServerSchema = z
   .object({
     url: z
@@ -54,6 +83,7 @@ export const downstreamServerSchema = z
       .default(false)
       .describe("Offer tools the server adds after its first listing at once; by default they wait for an admin's review like changed ones."),
     description: z.string().max(500).optional(),
+    auth: serverAuthSchema.optional(),
   })
   .strict();
 

@@ -76,6 +76,8 @@ export function adminClient(flags, { env, cwd }) {
     put: (path, body) => call("PUT", path, body),
     /** @param {string} path @param {unknown} [body] */
     post: (path, body) => call("POST", path, body),
+    /** @param {string} path */
+    delete: (path) => call("DELETE", path, undefined),
   };
 }
 

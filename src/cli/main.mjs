@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { CliError, usageError } from "./cli-error.mjs";
 import { diff } from "./commands/diff.mjs";
 import { members } from "./commands/members.mjs";
+import { connections } from "./commands/connections.mjs";
 import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
 import { rollback } from "./commands/rollback.mjs";
@@ -77,3 +78,4 @@ export async function main(argv, io) {
 
 // Team administration (members and their grants), beside the catalog commands in the table above.
 COMMANDS.members = members;
+COMMANDS.connections = connections;

@@ -36,11 +36,13 @@ export function dashboardLoginRoutes(): Hono<{ Bindings: Env }> {
     const { idp } = setup;
     // Links, not a form: the next hop is the identity provider's origin, and `form-action 'self'` would block the redirect there.
     const choices = idp.loginChoices ?? [];
+    const next = returnPath(c.req.query("next"));
+    const carry = next === undefined ? "" : `next=${encodeURIComponent(next)}`;
     const body = html`<h1>Sign in</h1><p>The admin dashboard is for this team's admins. Sign in with ${idp.name}.</p>
 ${
   choices.length > 0
-    ? html`<ul>${choices.map((login) => html`<li><a href="${LOGIN_PATH}/start?login=${encodeURIComponent(login)}">Sign in as ${login}</a></li>`)}</ul>`
-    : html`<p><a href="${LOGIN_PATH}/start">Sign in</a></p>`
+    ? html`<ul>${choices.map((login) => html`<li><a href="${LOGIN_PATH}/start?login=${encodeURIComponent(login)}${carry ? `&${carry}` : ""}">Sign in as ${login}</a></li>`)}</ul>`
+    : html`<p><a href="${LOGIN_PATH}/start${carry ? `?${carry}` : ""}">Sign in</a></p>`
 }`;
     return renderDashboardPage({ title: "Sign in" }, body);
   });
@@ -51,7 +53,7 @@ ${
     const { idp, origin } = setup;
     try {
       const login = idp.loginChoices ? (c.req.query("login") ?? idp.loginChoices[0]) : undefined;
-      const { transaction, setCookie } = await newLoginTransaction(c.env, login);
+      const { transaction, setCookie } = await newLoginTransaction(c.env, login, returnPath(c.req.query("next")));
       const data = { verifier: transaction.verifier, nonce: transaction.nonce, ...(login === undefined ? {} : { login }) };
       const location = await idp.authorizeUrl({ state: transaction.state, callbackUrl: `${origin}${CALLBACK_PATH}`, data });
       return new Response(null, { status: 302, headers: { Location: location, "Set-Cookie": setCookie, "Cache-Control": "no-store" } });
@@ -89,7 +91,7 @@ ${
       // The members list shows who signed in, through the dashboard too.
       await recordSignIn(c.env.DB, user, Date.now()).catch((error: unknown) => log("warn", "member sign-in not recorded", { error: String(error) }));
       const { setCookie } = await newSession(c.env, user);
-      const headers = new Headers({ Location: "/admin", "Cache-Control": "no-store" });
+      const headers = new Headers({ Location: returnPath(transaction.next) ?? "/admin", "Cache-Control": "no-store" });
       headers.append("Set-Cookie", clear["Set-Cookie"]);
       headers.append("Set-Cookie", setCookie);
       return new Response(null, { status: 302, headers });
@@ -130,4 +132,9 @@ function failure(error: unknown, headers: Record<string, string> = {}): Promise<
     {},
     headers,
   );
+}
+
+/** Only a connect page on this origin may be returned to after sign-in (no open redirect). */
+function returnPath(next: string | undefined): string | undefined {
+  return next !== undefined && /^\/connect\/[A-Za-z0-9_\-/?=&%.]{1,600}$/.test(next) && !next.includes("//") ? next : undefined;
 }

@@ -28,6 +28,8 @@ const loginSchema = z.object({
   verifier: z.string().min(43),
   nonce: z.string().min(16),
   login: z.string().optional(),
+  /** Where to go after sign-in: only a connect page (connect-routes.ts) asks for one. */
+  next: z.string().optional(),
   exp: z.number().int(),
 });
 export type LoginTransaction = z.infer<typeof loginSchema>;
@@ -124,12 +126,13 @@ export async function newSession(env: Env, user: UserProps): Promise<{ session: 
   return { session, setCookie: cookieHeader(SESSION_COOKIE, await sign(env, session), DASHBOARD_SESSION_TTL_SECONDS) };
 }
 
-export async function newLoginTransaction(env: Env, login: string | undefined): Promise<{ transaction: LoginTransaction; setCookie: string }> {
+export async function newLoginTransaction(env: Env, login: string | undefined, next?: string): Promise<{ transaction: LoginTransaction; setCookie: string }> {
   const transaction: LoginTransaction = {
     state: randomToken(),
     verifier: randomToken(),
     nonce: randomToken(),
     ...(login === undefined ? {} : { login }),
+    ...(next === undefined ? {} : { next }),
     exp: Math.floor(Date.now() / 1000) + LOGIN_TTL_SECONDS,
   };
   return { transaction, setCookie: cookieHeader(LOGIN_COOKIE, await sign(env, transaction), LOGIN_TTL_SECONDS) };

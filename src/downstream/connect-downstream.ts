@@ -10,6 +10,8 @@ import { redactSecretValues, resolveSecretHeaders } from "./secret-headers";
 import { fetchWithTraceparent } from "./trace-context";
 import { describeFailure, isStreamableHttpRejection } from "./transport-failure";
 import { assertSafeDownstreamUrl } from "./url-guard";
+import { ConnectionRequiredError } from "./connections/connection-errors";
+import { connectedFetch, type TokenSource } from "./connections/token-source";
 
 export type WireTransport = "streamable-http" | "sse";
 
@@ -34,7 +36,7 @@ const CLIENT_INFO = { name: "slipsnisse", version: "0.1.0" };
  * whole connect, fallback included, is bounded by connect_timeout_ms.
  * Throws DownstreamUnavailableError naming the server.
  */
-export async function connectDownstream(serverId: string, config: DownstreamServerConfig, env: Env): Promise<DownstreamConnection> {
+export async function connectDownstream(serverId: string, config: DownstreamServerConfig, env: Env, tokens?: TokenSource): Promise<DownstreamConnection> {
   let secretValues: readonly string[] = [];
   const redact = (text: string) => redactSecretValues(text, secretValues);
   try {
@@ -43,8 +45,16 @@ export async function connectDownstream(serverId: string, config: DownstreamServ
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
     secretValues = resolved.secretValues;
     // Every request carries the trace of the run that made it (trace-context.ts).
+    const plain = downstreamFetch(serverId, config, env);
+    // A server with `auth` gets the caller's own token (connections/), learned for redaction too.
+    const learn = (token: string) => {
+      if (!secretValues.includes(token)) secretValues = [...secretValues, token];
+    };
+    if (config.auth !== undefined && tokens === undefined)
+      throw new DownstreamUnavailableError(serverId, "it signs each user in (auth) and this call has no user connection");
+    const signed = config.auth !== undefined && tokens !== undefined ? connectedFetch(serverId, config.auth.connection, plain, tokens, learn) : plain;
     // Every response is counted as it streams and cut past max_response_bytes (response-byte-cap.ts).
-    const fetch = capDownstreamFetch(serverId, config.max_response_bytes, fetchWithTraceparent(downstreamFetch(serverId, config, env)));
+    const fetch = capDownstreamFetch(serverId, config.max_response_bytes, fetchWithTraceparent(signed));
     // A service binding never leaves Cloudflare's network; its URL only names the path and Host.
     const url = config.binding === undefined && config.url !== undefined ? assertSafeDownstreamUrl(serverId, config.url, env) : downstreamUrl(config);
     const deadline = AbortSignal.timeout(config.connect_timeout_ms);
@@ -72,6 +82,8 @@ export async function connectDownstream(serverId: string, config: DownstreamServ
     throw new Error("no transport left to try");
   } catch (error) {
     if (error instanceof DownstreamUnavailableError) throw error;
+    const needsConnection = connectionRequired(error);
+    if (needsConnection) throw needsConnection;
     if (error instanceof SlipsnisseError) throw new DownstreamUnavailableError(serverId, error.message, error);
     throw new DownstreamUnavailableError(serverId, redact(describeFailure(error)));
   }
@@ -98,4 +110,14 @@ async function connectWithin(transport: Transport, deadline: AbortSignal, timeou
   } finally {
     if (onAbort !== undefined) deadline.removeEventListener("abort", onAbort);
   }
+}
+
+/** The ConnectionRequiredError a transport may have wrapped (as `cause`), if this failure is one. */
+export function connectionRequired(error: unknown): ConnectionRequiredError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof ConnectionRequiredError) return current;
+    current = current.cause;
+  }
+  return undefined;
 }

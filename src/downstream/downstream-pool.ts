@@ -2,7 +2,10 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { untilAborted } from "./abortable";
 import { classifyCallFailure } from "./call-failure";
-import { connectDownstream, type DownstreamConnection } from "./connect-downstream";
+import { connectDownstream, connectionRequired, type DownstreamConnection } from "./connect-downstream";
+import { connectionTarget } from "./connections/connection-target";
+import { connectionTokenSource, type TokenSource } from "./connections/token-source";
+import type { ConnectionRequiredError } from "./connections/connection-errors";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
 import { DownstreamCallAbortedError, DownstreamUnavailableError, UnknownDownstreamServerError } from "./downstream-errors";
 import { toDownstreamTool } from "./downstream-tool-schema";
@@ -24,6 +27,10 @@ export interface DownstreamPoolOptions {
   now?: () => number;
   /** Where tool definitions are pinned (tool-pins.ts); defaults to env.DB. `false` turns pinning off. */
   toolPins?: PinDatabase | false;
+  /** The member whose session this is: servers with `auth` are reached with their connection's token. */
+  userId?: string;
+  /** Test seam: where a server's token comes from (default: the member's UserConnections object). */
+  tokenSource?: (serverId: string, config: DownstreamServerConfig) => TokenSource | undefined;
 }
 
 /**
@@ -76,6 +83,23 @@ export class DownstreamPool implements ToolSource {
     );
     // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
     return redactDeep(result.value, result.connection.redact);
+  }
+
+  /**
+   * For a server with `auth`: why the session's member cannot reach it yet (no connection, or a
+   * refresh failed), or undefined when a token is at hand. Other servers: always undefined.
+   */
+  async connectionNeeded(serverId: string): Promise<ConnectionRequiredError | undefined> {
+    const tokens = this.tokensFor(this.entry(serverId));
+    if (tokens === undefined) return undefined;
+    try {
+      await tokens.token();
+      return undefined;
+    } catch (error) {
+      const needed = connectionRequired(error);
+      if (needed) return needed;
+      throw error;
+    }
   }
 
   /** Tools the server's latest listing withheld (changed since pinned); listTools first. */
@@ -206,7 +230,7 @@ export class DownstreamPool implements ToolSource {
   private async connect(entry: PoolEntry): Promise<DownstreamConnection> {
     entry.state = { status: "connecting", since: this.now() };
     try {
-      const connection = await connectDownstream(entry.serverId, entry.config, this.options.env);
+      const connection = await connectDownstream(entry.serverId, entry.config, this.options.env, this.tokensFor(entry));
       if (this.closed) {
         await connection.close();
         throw new DownstreamUnavailableError(entry.serverId, "the session is shutting down");
@@ -218,13 +242,35 @@ export class DownstreamPool implements ToolSource {
       };
       return connection;
     } catch (error) {
+      // A missing connection is the member's to fix, not the server's failure: no back-off, so the call after connecting goes through.
+      const needsConnection = connectionRequired(error);
+      if (needsConnection) {
+        entry.state = { status: "idle" };
+        throw needsConnection;
+      }
       const failure = error instanceof DownstreamUnavailableError ? error : new DownstreamUnavailableError(entry.serverId, String(error));
       if (!this.closed) markFailed(entry, failure.reason, this.now(), this.backoff);
       throw failure;
     }
   }
 
+  /** The token source of a server with `auth`: the session member's (or team's) connection. */
+  private tokensFor(entry: PoolEntry): TokenSource | undefined {
+    if (entry.config.auth === undefined) return undefined;
+    if (this.options.tokenSource) return this.options.tokenSource(entry.serverId, entry.config);
+    const target = connectionTarget(this.options.skill, entry.serverId, entry.config);
+    if (target === undefined || this.options.userId === undefined) return undefined;
+    entry.tokens ??= connectionTokenSource(this.options.env, target, this.options.userId);
+    return entry.tokens;
+  }
+
   private failure(entry: PoolEntry, connection: DownstreamConnection, target: string, error: unknown, signal: AbortSignal | undefined): Error {
+    const needsConnection = connectionRequired(error);
+    if (needsConnection) {
+      // The server refused the token even after a refresh: forget the connection, keep no back-off.
+      if (entry.connection === connection) this.discard(entry, connection);
+      return needsConnection;
+    }
     const failure = classifyCallFailure(error, {
       serverId: entry.serverId,
       target,

@@ -3,6 +3,7 @@ import { backoffDelayMs, type BackoffPolicy } from "./connection-backoff";
 import type { DownstreamConnection } from "./connect-downstream";
 import type { ConnectionState, DownstreamTool } from "./downstream-types";
 import type { CachedToolList } from "./tool-list-cache";
+import type { TokenSource } from "./connections/token-source";
 
 /** Everything the pool holds for one server. Resolved secrets live only inside `connection`. */
 export interface PoolEntry {
@@ -18,6 +19,8 @@ export interface PoolEntry {
   tools?: CachedToolList;
   /** The one in-flight listing that concurrent callers share. */
   listing?: Promise<readonly DownstreamTool[]>;
+  /** For a server with `auth`: the member's token, memoised briefly (connections/token-source.ts). */
+  tokens?: TokenSource;
 }
 
 export function newPoolEntry(serverId: string, config: DownstreamServerConfig): PoolEntry {

@@ -19,6 +19,7 @@ import { TASKS_CAPABILITY } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
+import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
@@ -46,6 +47,8 @@ export interface ExpertServerContext {
   era?: "legacy" | "modern";
   /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
   tasks?: boolean;
+  /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
+  origin?: string;
 }
 
 /**
@@ -53,7 +56,17 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy", tasks = false }: ExpertServerContext): McpServer {
+export function buildExpertServer({
+  env,
+  skill,
+  user,
+  listChanged,
+  connection,
+  listings,
+  era = "legacy",
+  tasks = false,
+  origin,
+}: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
     capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
@@ -73,7 +86,18 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
-      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert)),
+      (args, ctx) =>
+        callExpert(
+          { env, skill, user, connection, ...(origin === undefined ? {} : { origin }) },
+          expert,
+          args,
+          ctx,
+          userChannel(era, server.server.getClientCapabilities(), ctx, expert),
+          {
+            era,
+            urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()),
+          },
+        ),
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
@@ -112,13 +136,19 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
+  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
+  client: { era: "legacy" | "modern"; urlElicitation: boolean } = { era: "legacy", urlElicitation: false },
 ): Promise<CallToolResult | InputRequiredResult> {
-  const split = splitThread(rawArgs, expert);
+  // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
+  const connecting = client.era === "modern" ? connectRetry(ctx) : undefined;
+  const split =
+    connecting?.thread !== undefined && splitThread(rawArgs, expert).thread === undefined
+      ? { ...splitThread(rawArgs, expert), thread: connecting.thread }
+      : splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
   const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
   const prepared = prepareExpertCall(skill.name, expert, retried ? { ...split, ...retried } : split);
@@ -153,11 +183,29 @@ async function callExpert(
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },
+      {
+        runId,
+        skill: skill.name,
+        expert: expert.name,
+        args,
+        user,
+        mcpRequest,
+        ...originOf(env, ctx, origin),
+        ...(thread ? { thread } : {}),
+        ...decision,
+        ...(connecting?.accepted ? { awaitConnect: { flowId: connecting.flowId, connection: connecting.connection } } : {}),
+      },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
+      client.urlElicitation && client.era === "legacy" ? connectPrompter(ctx, expert) : undefined,
     );
-    return (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ?? toToolResult(result, expert.output_schema !== undefined);
+    // A 2026-07-28 client that declared URL-mode elicitation is asked to open the connect page; it retries the call after (unless the user declined).
+    const askToConnect = client.era === "modern" && client.urlElicitation && !(connecting && !connecting.accepted);
+    return (
+      (askToConnect ? connectInputRequired(result) : undefined) ??
+      (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ??
+      toToolResult(result, expert.output_schema !== undefined)
+    );
   } catch (error) {
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
     return {

@@ -16,6 +16,11 @@ export const META_TRACE = "slipsnisse.dev/trace";
  * to your user) or `approval` (calls waiting to be approved, each `{ name, server, tool, input }`).
  */
 export const META_QUESTION = "slipsnisse.dev/question";
+/**
+ * On a run paused because a downstream server needs the user to connect their account:
+ * `{ server, url, connection, thread? }`. `url` is Slipsnisse's connect page; after it, call again.
+ */
+export const META_CONNECT = "slipsnisse.dev/connect";
 
 /**
  * Only the final answer reaches the orchestrator's context; steps stay in the run record. The
@@ -58,6 +63,19 @@ function answerResult(result: ExpertCallResult, structuredExpected: boolean): Ca
     return {
       content: [{ type: "text", text: pausedText(result.question.text, kind, result.thread, expiresAt) }],
       _meta: { ...meta, [META_QUESTION]: question },
+    };
+  }
+  if (result.connect) {
+    const { server, url, connection } = result.connect;
+    const again = result.thread ? ` with the same arguments and "thread": "${result.thread}"` : " with the same arguments";
+    return {
+      content: [
+        {
+          type: "text",
+          text: `${result.text}\n\n(open the link in a browser${connection === "team" ? " as an admin" : ""}, then call this expert again${again})`,
+        },
+      ],
+      _meta: { ...meta, [META_CONNECT]: { server, url, connection, ...(result.thread ? { thread: result.thread } : {}) } },
     };
   }
   const trailer = result.thread ? `(thread: ${result.thread} — pass it as "thread" to ask a follow-up)` : "";

@@ -1,8 +1,10 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { forgetSeenThrottle, MEMBER_SEEN_INTERVAL_MS, recordSeen } from "../../src/auth/member-directory";
 import type { UserProps } from "../../src/auth/user-props";
+import { connectionsStub } from "../../src/downstream/connections/connection-target";
+import type { UserConnections } from "../../src/downstream/connections/user-connections";
 import { contextWithProps } from "../../src/execution-context";
 import { authTestWorker, devVars, loopbackOrigin, type TestWorker } from "../auth/helpers/auth-test-worker";
 import { refresh, signIn } from "../auth/helpers/oauth-test-client";
@@ -53,12 +55,34 @@ describe("members", () => {
     expect((await apiCall(worker, tokens.access_token)).status).toBe(200);
 
     const revoked = await adminCall(worker, "POST", "/members/ivan/revoke");
-    expect(revoked).toEqual({ status: 200, body: { userId: "dev-ivan", login: "ivan", revokedGrants: 1 } });
+    expect(revoked).toEqual({ status: 200, body: { userId: "dev-ivan", login: "ivan", revokedGrants: 1, removedConnections: 0 } });
     // The access token has most of its hour left; it is refused now, not at its expiry.
     expect((await apiCall(worker, tokens.access_token)).status).toBe(401);
     expect((await refresh(worker, discovery, clientId, tokens.refresh_token ?? "")).status).toBe(400);
     const listed = (await adminCall(worker, "GET", "/members")).body.members as ListedMember[];
     expect(listed.find((member) => member.userId === "dev-ivan")?.grants).toEqual([]);
+  });
+
+  it("revoking a member removes their connections to downstream servers too", async () => {
+    const worker = authTestWorker({ ...devVars, DEV_USER: "jules" });
+    await signIn(worker, mcpUrl);
+    const stub = connectionsStub(env, { kind: "user", userId: "dev-jules" });
+    await runInDurableObject(stub, async (instance: UserConnections) => {
+      const writer = instance as unknown as { store(...args: unknown[]): Promise<void> };
+      await writer.store(
+        "https://linear.example/mcp",
+        { serverId: "linear", skill: "default", url: "https://linear.example/mcp", connection: "user" },
+        { access_token: "acc-jules", token_type: "Bearer" },
+        { client_id: "c" },
+        undefined,
+        "jules",
+        Date.now(),
+      );
+    });
+    expect(await stub.list()).toHaveLength(1);
+    const revoked = await adminCall(worker, "POST", "/members/jules/revoke");
+    expect(revoked.body).toMatchObject({ userId: "dev-jules", removedConnections: 1 });
+    expect(await stub.list()).toEqual([]);
   });
 
   it("refuses an unknown member and a non-admin with {error, fix}", async () => {

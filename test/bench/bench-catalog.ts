@@ -3,7 +3,7 @@ import type { ManyToolsServer } from "./many-tools-server";
 
 const BUDGET = { max_steps: 25, timeout_ms: 60_000, max_output_tokens: 4_096, max_tool_calls: 30, max_tool_result_bytes: 65_536 };
 
-function expert(name: string, model: string, tools: Record<string, string[]>, modelBaseUrl: string, description: string) {
+export function expert(name: string, model: string, tools: Record<string, string[]>, modelBaseUrl: string, description: string) {
   return {
     name,
     description,

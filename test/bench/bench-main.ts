@@ -12,6 +12,7 @@ import { measureAgainstRevision } from "./figures/ab-revision";
 import { measureCpuProfile } from "./figures/cpu-profile";
 import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
+import { measureConnections } from "./figures/c1-connections";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
 import { measureToolLists } from "./figures/m3-tool-lists";
@@ -101,6 +102,8 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("M7", () => measureSizeAndStart(ctx));
     await step("CPU", () => measureCpuPerCall(ctx));
     await step("Runs", () => measureRunIndexList(ctx));
+    // Its own wrangler dev beside the SDK's OAuth example server (connected vs static header).
+    await step("C1", () => measureConnections(ctx));
     // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.

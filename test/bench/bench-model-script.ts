@@ -33,6 +33,11 @@ export function benchModelScript(request: ChatRequest): ScriptedReply {
     }
     case "big":
       return results === 0 ? toolCallsReply({ name: "echo__big", arguments: { bytes: 50_000 } }) : textReply(SHORT_ANSWER);
+    case "greet": {
+      // The connections figure: greet through whichever `<server>__greet` the expert offers.
+      const tool = (request.tools ?? []).map((offered) => offered.function.name).find((name) => name.endsWith("__greet")) ?? "missing__greet";
+      return results === 0 ? toolCallsReply({ name: tool, arguments: { name: "bench" } }) : textReply("done");
+    }
     case "no-tools":
       return textReply("done");
     default:

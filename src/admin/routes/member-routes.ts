@@ -3,11 +3,10 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { AuthConfigError } from "../../auth/auth-errors";
 import { findMember, listMembers, type MemberRow } from "../../auth/member-directory";
-import { revokeAccessOf } from "../../auth/member-removals";
-import { closeLiveSockets } from "../../experts/live/live-run-feed";
 import type { AdminContext, AdminEnv } from "../admin-context";
 import { InvalidParameterError } from "../admin-errors";
 import { GrantsUnavailableError, MemberNotFoundError } from "../member-errors";
+import { revokeMember } from "../member-revocation";
 
 /** The OAuth provider's helpers for this request's origin (the Worker's own provider, see src/index.ts). */
 export type OAuthHelpersSource = (env: Env, origin: string) => OAuthHelpers;
@@ -37,10 +36,9 @@ export function memberRoutes(oauthHelpers: OAuthHelpersSource | undefined): Hono
     // A user id the table does not know (signed in before it existed) may still hold grants.
     const userId = member?.user_id ?? name;
     const oauth = helpers(c, oauthHelpers);
-    const revoked = await revokeAccessOf(c.env, oauth, userId);
-    await closeLiveSockets(c.env, { userId });
-    if (!member && revoked === 0) throw new MemberNotFoundError(name);
-    return c.json({ userId, login: member?.login ?? null, revokedGrants: revoked });
+    const { revokedGrants, removedConnections } = await revokeMember(c.env, oauth, userId);
+    if (!member && revokedGrants === 0 && removedConnections === 0) throw new MemberNotFoundError(name);
+    return c.json({ userId, login: member?.login ?? null, revokedGrants, removedConnections });
   });
 
   return routes;

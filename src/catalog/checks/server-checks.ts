@@ -1,5 +1,6 @@
 import { SERVER_ID_PATTERN } from "../catalog-schema";
 import type { PathSegment } from "../catalog-problems";
+import { checkServerAuth } from "./auth-checks";
 import { checkEndpointUrl } from "./endpoint-url-check";
 import type { FindingSink } from "./finding-sink";
 import { checkHeaders } from "./header-checks";
@@ -25,6 +26,7 @@ export function checkServers(servers: unknown, at: readonly PathSegment[], sink:
     // A service binding's url only supplies the path; nothing is fetched from its host.
     if (server.binding === undefined) checkEndpointUrl(server.url, "server", [...serverPath, "url"], sink);
     checkHeaders(id, server.headers, [...serverPath, "headers"], sink);
+    checkServerAuth(id, server, serverPath, sink);
   }
 }
 

@@ -2,8 +2,7 @@ import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { findMember, listMembers } from "../../auth/member-directory";
-import { revokeAccessOf } from "../../auth/member-removals";
-import { closeLiveSockets } from "../../experts/live/live-run-feed";
+import { revokeMember } from "../../admin/member-revocation";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardEnv } from "../dashboard-routes";
 import { recentUsage } from "../run-stats";
@@ -22,7 +21,7 @@ export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<
     const grants = await Promise.all(members.map(async (member) => (oauth ? (await oauth.listUserGrants(member.user_id)).items.length : null)));
     const revoked = c.req.query("revoked");
     const body = html`<h1>Members</h1>
-${revoked ? html`<p class="notice" role="status">Revoked every grant and dashboard session of ${revoked}: their tokens and dashboard sign-ins stop working now.</p>` : ""}
+${revoked ? html`<p class="notice" role="status">Revoked every grant and dashboard session of ${revoked}: their tokens and dashboard sign-ins stop working now, and their connections to downstream servers are removed.</p>` : ""}
 ${oauth ? "" : html`<p class="muted">Sign-in is off here (no OAuth grants to list or revoke).</p>`}
 <div class="table-wrap"><table><thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Last seen</th><th scope="col">Runs (7 days)</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Active grants</th><th scope="col">Action</th></tr></thead><tbody>
 ${members.map((member, index) => {
@@ -46,8 +45,7 @@ ${members.map((member, index) => {
     if (!oauth) return dashboardMessage(409, "Nothing to revoke", "Sign-in is off here, so there are no grants.", frameOf(c));
     const member = await findMember(c.env.DB, name);
     const userId = member?.user_id ?? name;
-    await revokeAccessOf(c.env, oauth, userId);
-    await closeLiveSockets(c.env, { userId });
+    await revokeMember(c.env, oauth, userId);
     return new Response(null, { status: 303, headers: { Location: `/admin/members?revoked=${encodeURIComponent(member?.login ?? userId)}` } });
   });
 

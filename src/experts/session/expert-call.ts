@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
+import type { ConnectRequest } from "./connection-gate";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
@@ -23,6 +24,13 @@ export interface ExpertCallRequest {
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;
+  /** Slipsnisse's public origin as the caller reached it: connect links point there. */
+  origin?: string;
+  /**
+   * A retried 2026-07-28 call whose user accepted to open the connect page of this flow: the
+   * session waits (up to the expert's user_input_timeout_ms) for the flow to finish first.
+   */
+  awaitConnect?: { flowId: string; connection: "user" | "team" };
 }
 
 /**
@@ -55,6 +63,8 @@ export interface ExpertCallResult {
   usage: RunUsage;
   /** The W3C trace id the run's downstream and model requests carried. */
   traceId?: string;
+  /** Set when the run paused because a server needs the user to connect (sign in to it): where. */
+  connect?: ConnectRequest;
 }
 
 /** Called by the session once per step; an RPC stub of a function when it crosses the DO boundary. */

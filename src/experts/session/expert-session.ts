@@ -27,6 +27,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
+import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -84,7 +85,7 @@ export class ExpertSession extends DurableObject<Env> {
    * `askUser`, when the MCP surface can reach the client's user mid-call (elicitation), is
    * called for approvals and ask_user questions; without it such a run pauses instead.
    */
-  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
+  async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter, onConnect?: ConnectPrompter): Promise<ExpertCallResult> {
     const startedAt = Date.now();
     const skill = await loadSkill(this.env, request.skill);
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
@@ -136,25 +137,45 @@ export class ExpertSession extends DurableObject<Env> {
 
     let result: ExpertRunResult;
     let resumed: PausedRun | undefined;
+    let connect: ConnectRequest | undefined;
     try {
       if (refusedThread) throw refusedThread;
       // A reply resumes the paused run with the budget it had left (ask-back.ts).
       resumed = this.paused.take(expert.name, request.thread, request, startedAt);
-      const model = trace.model(await resolveModel(expert, this.env));
-      result = await runExpert({
-        ...resumeInput(expert, resumed, request),
-        ...(askUser ? { askUser } : {}),
-        toolPolicy: skill.config.tool_policy,
-        args: request.args,
-        history,
-        model,
-        tools: trace.tools(this.poolFor(request.skill, skill.config)),
-        signal: controller.signal,
-        onStep: (progress) => {
-          report(onProgress, progress);
-          this.live.step(request.runId, progress);
-        },
-      });
+      const pool = this.poolFor(request.skill, skill.config, request.user.userId);
+      // A server that signs each user in, not yet connected: the run pauses with the link (connection-gate.ts).
+      const origin = request.origin ?? publicOrigin(this.env);
+      if (request.awaitConnect) await awaitFlow(this.env, request.awaitConnect, request.user.userId, expert.user_input_timeout_ms, controller.signal);
+      let gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
+      // A client that can open a URL mid-call: the call waits while the user connects (one round per server).
+      for (let round = 0; onConnect && gate !== undefined && "connect" in gate && round < 4; round++) {
+        const timeout = expert.user_input_timeout_ms;
+        if (!(await connectMidCall(this.env, gate.connect, gate.text, request.user.userId, onConnect, timeout, controller.signal))) break;
+        gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
+      }
+      if (gate !== undefined && "error" in gate) throw gate.error;
+      if (gate !== undefined) {
+        connect = gate.connect;
+        if (resumed !== undefined && threadId !== null) this.paused.save(threadId, resumed);
+        resumed = undefined;
+        result = pausedForConnection(gate.text, startedAt);
+      } else {
+        const model = trace.model(await resolveModel(expert, this.env));
+        result = await runExpert({
+          ...resumeInput(expert, resumed, request),
+          ...(askUser ? { askUser } : {}),
+          toolPolicy: skill.config.tool_policy,
+          args: request.args,
+          history,
+          model,
+          tools: trace.tools(pool),
+          signal: controller.signal,
+          onStep: (progress) => {
+            report(onProgress, progress);
+            this.live.step(request.runId, progress);
+          },
+        });
+      }
     } catch (error) {
       result = failedRun(error, startedAt);
     } finally {
@@ -198,6 +219,7 @@ export class ExpertSession extends DurableObject<Env> {
       ...structured,
       ...thread,
       ...(question ? { question } : {}),
+      ...(connect ? { connect } : {}),
       usage: result.usage,
       traceId: trace.traceId,
     };
@@ -360,11 +382,11 @@ export class ExpertSession extends DurableObject<Env> {
   }
 
   /** One pool per skill configuration: a catalog change to the servers replaces the warm clients. */
-  private poolFor(skill: string, config: SkillConfig): DownstreamPool {
+  private poolFor(skill: string, config: SkillConfig, userId: string): DownstreamPool {
     const key = JSON.stringify(config.servers);
     if (this.pool?.key !== key) {
       void this.pool?.pool.close();
-      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers }) };
+      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers, userId }) };
     }
     return this.pool.pool;
   }
@@ -405,4 +427,9 @@ function report(onProgress: ProgressReporter | undefined, progress: StepProgress
   } catch {
     // The caller disconnected; the run goes on and is still recorded.
   }
+}
+
+/** Where connect links point when the request did not say: PUBLIC_URL, else the local default. */
+function publicOrigin(env: Env): string {
+  return env.PUBLIC_URL.replace(/\/+$/, "") || "http://localhost:8787";
 }

@@ -19,7 +19,7 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     const sessionId = crypto.randomUUID();
     const stub = env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId));
     const endpoint = `${url.pathname}/message?sessionId=${sessionId}`;
-    const stream = await stub.open({ sessionId, skill, user, endpoint });
+    const stream = await stub.open({ sessionId, skill, user, endpoint, origin: url.origin });
     if (!stream) return Response.json({ error: `No skill named "${skill}" in this tenant's catalog.` }, { status: 404 });
     return new Response(stream, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },

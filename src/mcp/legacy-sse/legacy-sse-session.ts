@@ -14,6 +14,8 @@ export interface SseOpenRequest {
   user: UserProps;
   /** Path (with query) the client must POST its messages to. */
   endpoint: string;
+  /** The origin the stream was opened on, for connect links (PUBLIC_URL wins). */
+  origin?: string;
 }
 
 /**
@@ -36,7 +38,15 @@ export class LegacySseSession extends DurableObject<Env> {
     this.owner = request.user.userId;
     // This server answers every tools/list of the connection: annotations as cached at open.
     const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    await buildExpertServer({ env: this.env, skill, user: request.user, listChanged: false, connection: request.sessionId, listings }).connect(transport);
+    await buildExpertServer({
+      env: this.env,
+      skill,
+      user: request.user,
+      listChanged: false,
+      connection: request.sessionId,
+      listings,
+      ...(request.origin === undefined ? {} : { origin: request.origin }),
+    }).connect(transport);
     void transport.announceEndpoint(request.endpoint);
     this.timer = setInterval(() => void transport.keepAlive(), KEEP_ALIVE_MS);
     return readable;

@@ -1,0 +1,37 @@
+import type { PathSegment } from "../catalog-problems";
+import type { FindingSink } from "./finding-sink";
+import { isRawObject, objectEntries, type RawObject } from "./raw-json";
+
+/**
+ * A server with `auth` gets its Authorization header from the caller's connection (the
+ * server's own OAuth), so the catalog may not also carry one: the two would fight over the
+ * header, and a static credential would make every member act as its owner (the confused
+ * deputy `auth` exists to end).
+ */
+export function checkServerAuth(id: string, server: RawObject, serverPath: readonly PathSegment[], sink: FindingSink): void {
+  const auth = server.auth;
+  if (!isRawObject(auth)) return;
+  const authPath = [...serverPath, "auth"];
+  for (const [name] of objectEntries(server.headers)) {
+    if (name.toLowerCase() !== "authorization") continue;
+    sink.add(
+      [...serverPath, "headers", name],
+      `server \`${id}\` signs in with \`auth\` (OAuth), so it cannot also send a static \`${name}\` header`,
+      "remove this header (each member's token is sent instead), or remove `auth` to keep one shared credential",
+    );
+  }
+  if (server.binding !== undefined) {
+    sink.add(
+      [...serverPath, "binding"],
+      `server \`${id}\` has \`auth\`, which needs the server's own URL for OAuth discovery, but it is reached through a service binding`,
+      "use `url` (the server's https MCP endpoint) instead of `binding`, or remove `auth`",
+    );
+  }
+  if (auth.client_secret_secret !== undefined && auth.client_id_secret === undefined) {
+    sink.add(
+      [...authPath, "client_secret_secret"],
+      "`client_secret_secret` is set without `client_id_secret`: a client secret belongs to a registered client id",
+      "add `client_id_secret` naming the Worker secret that holds the client id, or remove `client_secret_secret`",
+    );
+  }
+}

@@ -1,0 +1,71 @@
+import type { DownstreamServerConfig } from "../../catalog/catalog-schema";
+
+/**
+ * What a connection is to: a catalog server that declares `auth`, as it crosses Durable Object
+ * RPC (plain data). Connections are keyed by the server's URL, not its catalog id, so one
+ * connection serves every skill that names the same server, and a token is only ever sent to
+ * the URL it was issued for.
+ */
+export interface ConnectionTarget {
+  serverId: string;
+  skill: string;
+  url: string;
+  connection: "user" | "team";
+  scopes?: string[];
+  clientIdSecret?: string;
+  clientSecretSecret?: string;
+}
+
+/** Whose connection: a member's own, or the team's one account (auth.connection "team"). */
+export type ConnectionOwner = { kind: "user"; userId: string } | { kind: "team" };
+
+export function connectionTarget(skill: string, serverId: string, config: DownstreamServerConfig): ConnectionTarget | undefined {
+  const auth = config.auth;
+  if (auth === undefined || config.url === undefined) return undefined;
+  return {
+    serverId,
+    skill,
+    url: config.url,
+    connection: auth.connection,
+    ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }),
+    ...(auth.client_id_secret === undefined ? {} : { clientIdSecret: auth.client_id_secret }),
+    ...(auth.client_secret_secret === undefined ? {} : { clientSecretSecret: auth.client_secret_secret }),
+  };
+}
+
+/** The key a connection is stored under: the server's URL, normalised. */
+export function serverKey(url: string): string {
+  return new URL(url).href;
+}
+
+export function ownerFor(target: Pick<ConnectionTarget, "connection">, userId: string): ConnectionOwner {
+  return target.connection === "team" ? { kind: "team" } : { kind: "user", userId };
+}
+
+/** The Durable Object name of an owner's connections; parts URI-encoded so no user id can forge another's. */
+export function connectionsName(tenant: string, owner: ConnectionOwner): string {
+  return owner.kind === "team" ? `${encodeURIComponent(tenant)}:team` : `${encodeURIComponent(tenant)}:user:${encodeURIComponent(owner.userId)}`;
+}
+
+export function connectionsStub(env: Env, owner: ConnectionOwner): DurableObjectStub<import("./user-connections").UserConnections> {
+  return env.USER_CONNECTIONS.get(env.USER_CONNECTIONS.idFromName(connectionsName(env.TENANT, owner)));
+}
+
+/** Where the downstream's authorization server sends the browser back. */
+export const CONNECT_CALLBACK_PATH = "/connect/callback";
+export const CONNECT_PATH = "/connect";
+/** Slipsnisse's own Client ID Metadata Document, the client id at servers that accept one. */
+export const CLIENT_METADATA_PATH = "/connect/client-metadata.json";
+
+/** The document at CLIENT_METADATA_PATH for `origin` (its URL is the client id). */
+export function clientMetadataDocument(origin: string): Record<string, unknown> {
+  return {
+    client_id: `${origin}${CLIENT_METADATA_PATH}`,
+    client_name: "Slipsnisse",
+    client_uri: origin,
+    redirect_uris: [`${origin}${CONNECT_CALLBACK_PATH}`],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: "none",
+  };
+}

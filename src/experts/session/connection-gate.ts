@@ -1,0 +1,121 @@
+import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
+import type { DownstreamPool } from "../../downstream/downstream-pool";
+import { ConnectionSetupError } from "../../downstream/connections/connection-errors";
+import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget, ownerFor } from "../../downstream/connections/connection-target";
+import type { SlipsnisseError } from "../../errors";
+import type { UserProps } from "../../auth/user-props";
+import type { ExpertRunResult } from "../run/expert-types";
+
+/** What a run paused on a missing connection tells the MCP surface: where the user connects. */
+export interface ConnectRequest {
+  server: string;
+  /** The connect page on Slipsnisse's origin (never the downstream's own URL). */
+  url: string;
+  /** For URL-mode elicitation (SEP-1036): the flow id, which the completion notification names. */
+  elicitationId: string;
+  connection: "user" | "team";
+}
+
+export type GateOutcome = { connect: ConnectRequest; text: string } | { error: SlipsnisseError } | undefined;
+
+/**
+ * Before the model runs: every whitelisted server that signs users in (`auth`) must have a
+ * connection for this member (or the team). The first one missing starts a sign-in in the
+ * owner's UserConnections object (discovery and registration happen there, so bad metadata is
+ * an error naming the server) and the run pauses with the connect link instead of failing. A
+ * warm session answers from the pool's memoised token without a round trip.
+ */
+export async function connectionGate(
+  env: Env,
+  pool: DownstreamPool,
+  skill: string,
+  config: SkillConfig,
+  expert: ExpertConfig,
+  user: UserProps,
+  origin: string,
+): Promise<GateOutcome> {
+  for (const serverId of Object.keys(expert.internal_tools)) {
+    const server = config.servers[serverId];
+    const target = server === undefined ? undefined : connectionTarget(skill, serverId, server);
+    if (target === undefined) continue;
+    if ((await pool.connectionNeeded(serverId)) === undefined) continue;
+    const answer = await connectionsStub(env, ownerFor(target, user.userId)).startFlow(target, `${origin}${CONNECT_CALLBACK_PATH}`, user.login);
+    if ("failed" in answer) return { error: new ConnectionSetupError(serverId, answer.failed) };
+    const team = target.connection === "team";
+    const url = `${origin}${CONNECT_PATH}/${team ? "team/" : ""}${answer.flowId}`;
+    const text = team ? `An admin must connect ${serverId} for the team to continue: ${url}` : `Connect ${serverId} to continue: ${url}`;
+    return { connect: { server: serverId, url, elicitationId: answer.flowId, connection: target.connection }, text };
+  }
+  return undefined;
+}
+
+/**
+ * Shows the connect page to the user mid-call (URL-mode elicitation, SEP-1036) and later tells
+ * the client the flow is done; passed over Durable Object RPC by a surface that can reach the
+ * client mid-call (a legacy SSE connection that declared `elicitation: { url: {} }`).
+ */
+export type ConnectPrompter = (
+  event: { kind: "open"; message: string; url: string; elicitationId: string } | { kind: "complete"; elicitationId: string },
+) => Promise<string>;
+
+const POLL_MS = 500;
+
+/**
+ * The user opens the link while the call waits: true once the flow finished (the client is then
+ * sent `notifications/elicitation/complete`), false when they declined, the client failed, or
+ * `timeoutMs` passed; the run then pauses with the link as usual.
+ */
+export async function connectMidCall(
+  env: Env,
+  request: ConnectRequest,
+  message: string,
+  userId: string,
+  prompt: ConnectPrompter,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const action = await prompt({ kind: "open", message, url: request.url, elicitationId: request.elicitationId }).catch(() => "failed");
+  if (action !== "accept") return false;
+  if (!(await awaitFlow(env, { flowId: request.elicitationId, connection: request.connection }, userId, timeoutMs, signal))) return false;
+  await prompt({ kind: "complete", elicitationId: request.elicitationId }).catch(() => undefined);
+  return true;
+}
+
+/** Waits, bounded, for a flow the user is finishing in their browser; true once it finished. */
+export async function awaitFlow(
+  env: Env,
+  flow: { flowId: string; connection: "user" | "team" },
+  userId: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const stub = connectionsStub(env, flow.connection === "team" ? { kind: "team" } : { kind: "user", userId });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !signal.aborted) {
+    if (await stub.flowCompleted(flow.flowId)) return true;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return false;
+}
+
+/** The run that paused before its model ran, waiting for a connection: nothing used, nothing for the thread. */
+export function pausedForConnection(text: string, startedAt: number): ExpertRunResult {
+  return {
+    outcome: "paused",
+    text,
+    steps: [],
+    messages: [],
+    usage: {
+      steps: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      toolCalls: 0,
+      refusedToolCalls: 0,
+      downstreamBytesRead: 0,
+      bytesReturned: 0,
+      elapsedMs: Date.now() - startedAt,
+      budgetExhausted: null,
+      retries: 0,
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { type ClientCapabilities, type InputRequiredResult, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { ExpertCallResult } from "../experts/session/expert-call";
+import type { ExpertConfig } from "../catalog/catalog-schema";
+import type { ConnectPrompter } from "../experts/session/connection-gate";
+
+/** URL mode (2025-11-25, SEP-1036): the client declared `elicitation: { url: {} }`. */
+export function supportsUrlElicitation(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation: unknown = capabilities?.elicitation;
+  return typeof elicitation === "object" && elicitation !== null && "url" in elicitation;
+}
+
+/** Slipsnisse's origin for connect links: PUBLIC_URL, else the origin this request came to. */
+export function originOf(env: Env, ctx: ServerContext, known?: string): { origin?: string } {
+  const configured = env.PUBLIC_URL.replace(/\/+$/, "");
+  if (configured) return { origin: configured };
+  const url = ctx.http?.req?.url;
+  if (url !== undefined) return { origin: new URL(url).origin };
+  return known === undefined ? {} : { origin: known };
+}
+
+/**
+ * On a connection that can carry server-to-client requests (legacy SSE): `elicitation/create`
+ * in URL mode while the call waits, then `notifications/elicitation/complete` once the session
+ * sees the flow finished (SEP-1036). The expert's user_input_timeout_ms bounds the wait.
+ */
+export function connectPrompter(ctx: ServerContext, expert: ExpertConfig): ConnectPrompter {
+  return async (event) => {
+    if (event.kind === "complete") {
+      await ctx.mcpReq.notify({ method: "notifications/elicitation/complete", params: { elicitationId: event.elicitationId } });
+      return "sent";
+    }
+    const result = await ctx.mcpReq.elicitInput(
+      { mode: "url", message: event.message, url: event.url, elicitationId: event.elicitationId },
+      { timeout: expert.user_input_timeout_ms + 5_000 },
+    );
+    return result.action;
+  };
+}
+
+/** The key of the one embedded URL elicitation a connect answer carries (2026-07-28). */
+const CONNECT_KEY = "slipsnisse_connect";
+
+/**
+ * `requestState` round-trips through the client, so it is untrusted: it names only the thread
+ * and the flow, which the member's own session and UserConnections object check (another
+ * member's flow id finds nothing there), and it grants nothing a plain call could not do.
+ */
+const connectStateSchema = z
+  .object({
+    v: z.literal(1),
+    kind: z.literal("connect"),
+    thread: z.string().min(1).max(200).optional(),
+    flowId: z.string().min(1).max(200),
+    connection: z.enum(["user", "team"]),
+  })
+  .strict();
+
+/** A 2026-07-28 answer asking the client to open the connect page (URL-mode elicitation as an input request). */
+export function connectInputRequired(result: ExpertCallResult): InputRequiredResult | undefined {
+  if (!result.connect) return undefined;
+  const state = {
+    v: 1,
+    kind: "connect",
+    flowId: result.connect.elicitationId,
+    connection: result.connect.connection,
+    ...(result.thread ? { thread: result.thread } : {}),
+  };
+  return inputRequired({
+    inputRequests: { [CONNECT_KEY]: inputRequired.elicitUrl({ message: result.text, url: result.connect.url }) },
+    requestState: JSON.stringify(state),
+  });
+}
+
+/** A retried 2026-07-28 call answering our connect request: its thread, the flow, and whether the user went to the page. */
+export function connectRetry(ctx: ServerContext): { thread?: string; flowId: string; connection: "user" | "team"; accepted: boolean } | undefined {
+  const raw = ctx.mcpReq.requestState();
+  if (typeof raw !== "string") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const state = connectStateSchema.safeParse(parsed);
+  if (!state.success) return undefined;
+  const view = inputResponse(ctx.mcpReq.inputResponses, CONNECT_KEY);
+  const { thread, flowId, connection } = state.data;
+  return { ...(thread === undefined ? {} : { thread }), flowId, connection, accepted: view.kind === "elicit" && view.action === "accept" };
+}

@@ -1,0 +1,324 @@
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCatalog } from "../harness/catalog-admin";
+import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
+import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mcp-clients";
+import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
+import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
+import { runCli } from "../../unit/cli/cli-test-io";
+import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
+
+const EXPERT = "greet_as_me";
+const TEAM_EXPERT = "greet_as_team";
+const CONNECT_META = "slipsnisse.dev/connect";
+const THREAD_META = "slipsnisse.dev/thread";
+
+/** The fake model: greet the name the orchestrator gave through the downstream, then report what it said. */
+function greetThenAnswer(request: ChatRequest): ScriptedReply {
+  const results = toolResultMessages(request);
+  if (results.length > 0) return textReply(`downstream said: ${results.map((result) => result.content).join(" | ")}`);
+  const user = request.messages.filter((message) => message.role === "user").at(-1);
+  const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
+  const offered = (request.tools ?? []).map((tool) => tool.function.name);
+  return toolCallsReply({ name: offered.includes("shared__greet") ? "shared__greet" : "demo__greet", arguments: { name } });
+}
+
+/**
+ * Connections end to end: `wrangler dev` (OAuth on, dev identity provider with alice and bob) in
+ * front of the MCP SDK's own OAuth-protected example server. A member's first call pauses with a
+ * connect link instead of failing; Chromium opens it, signs in to Slipsnisse, goes through the
+ * downstream's authorization (DCR, PKCE S256, `resource`) and back to /connect/callback; the
+ * same call with the thread then returns the downstream's answer, reached with that member's own
+ * token. Another member's browser can neither use the link nor the callback.
+ */
+describe.skipIf(chromiumSkipReason !== undefined)(
+  `Connections through the downstream's own OAuth${chromiumSkipReason ? ` (${chromiumSkipReason})` : ""}`,
+  () => {
+    let team: DevTeamServer;
+    let downstream: SdkOAuthDownstream;
+    let browser: Browser;
+    let aliceBrowser: BrowserContext;
+    let bobBrowser: BrowserContext;
+    const sessions = new Map<string, OAuthSession>();
+
+    beforeAll(async () => {
+      [team, downstream, browser] = await Promise.all([
+        startDevTeamServer({ ADMIN_USERS: "alice" }, { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d" }),
+        startSdkOAuthDownstream(),
+        launchChromium(),
+      ]);
+      await loadCatalog(
+        team.dev.baseUrl,
+        {
+          skills: {
+            default: {
+              servers: {
+                demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } },
+                shared: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
+              },
+              experts: [
+                {
+                  name: TEAM_EXPERT,
+                  description: "Greets through the demo server as the team's account.",
+                  internal_tools: { shared: ["greet"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget: { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+                },
+                {
+                  name: EXPERT,
+                  description: "Greets through the demo server as the caller.",
+                  internal_tools: { demo: ["greet"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget: { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+                },
+              ],
+            },
+          },
+        },
+        { Authorization: `Bearer ${team.adminToken}` },
+      );
+      team.fake.reset(greetThenAnswer);
+      [aliceBrowser, bobBrowser] = await Promise.all([loopbackOnlyContext(browser), loopbackOnlyContext(browser)]);
+    }, 120_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await Promise.allSettled([team?.stop(), downstream?.stop()]);
+    });
+
+    async function call(login: string, args: Record<string, unknown>, expert = EXPERT): Promise<ToolCallResult> {
+      let session = sessions.get(login);
+      if (!session) {
+        session = await signInAs(team.dev.baseUrl, login);
+        sessions.set(login, session);
+      }
+      const client = await connectMcpClient("v1-http", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
+      try {
+        return await client.callTool(expert, args);
+      } finally {
+        await client.close();
+      }
+    }
+
+    function connectLink(result: ToolCallResult): { url: string; thread: string } {
+      const meta = result._meta?.[CONNECT_META] as { url?: string; server?: string } | undefined;
+      const thread = result._meta?.[THREAD_META];
+      expect(meta?.server).toBe("demo");
+      expect(resultText(result)).toContain(`Connect demo to continue: ${meta?.url}`);
+      expect(typeof thread).toBe("string");
+      return { url: String(meta?.url), thread: String(thread) };
+    }
+
+    /** Opens the connect link, signing in to Slipsnisse first (the dashboard's sign-in, members too). */
+    async function openAs(context: BrowserContext, login: string, url: string): Promise<Page> {
+      const page = await context.newPage();
+      await page.goto(url);
+      if (new URL(page.url()).pathname === "/admin/login") {
+        await page.getByRole("link", { name: `Sign in as ${login}` }).click();
+        await page.waitForURL((next) => next.pathname.startsWith("/connect/"));
+      }
+      return page;
+    }
+
+    it("pauses alice's first call with a connect link, connects in the browser, and the same call with the thread answers through the downstream", async () => {
+      const first = await call("alice", { query: "alice" });
+      expect(first.isError).toBeFalsy();
+      const { url, thread } = connectLink(first);
+      expect(new URL(url).origin).toBe(team.dev.baseUrl);
+
+      const page = await openAs(aliceBrowser, "alice", url);
+      await expect(page.getByRole("heading", { name: "Connect demo" }).isVisible()).resolves.toBe(true);
+      await expect(page.getByText("mcp:tools").isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "connect-page");
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected demo" }).isVisible()).resolves.toBe(true);
+
+      const resumed = await call("alice", { query: "alice", thread });
+      expect(resultText(resumed)).toContain("downstream said: Hello, alice!");
+      expect(downstream.acceptedTokens()).toHaveLength(1);
+    });
+
+    it("bob's link does nothing in alice's browser, and alice's callback does nothing in bob's; bob then connects his own account", async () => {
+      const { url: bobLink } = connectLink(await call("bob", { query: "bob" }));
+      const wrong = await openAs(aliceBrowser, "alice", bobLink);
+      await expect(wrong.getByRole("heading", { name: "No such connect link" }).isVisible()).resolves.toBe(true);
+
+      // The code-bearing callback of bob's sign-in (the demo authorization server approves at
+      // once, so following his authorization link without a browser yields it) lands in alice's browser.
+      const { url: bobAgain, thread } = connectLink(await call("bob", { query: "bob" }));
+      const bobPage = await openAs(bobBrowser, "bob", bobAgain);
+      const authorize = await bobPage.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).getAttribute("href");
+      const approved = await fetch(String(authorize), { redirect: "manual" });
+      const stolen = approved.headers.get("location");
+      expect(new URL(String(stolen)).pathname).toBe("/connect/callback");
+      const attacker = await aliceBrowser.newPage();
+      await attacker.goto(String(stolen));
+      await expect(attacker.getByRole("heading", { name: "Not connected" }).isVisible()).resolves.toBe(true);
+      // Nothing was connected for bob by alice's visit: his call still pauses.
+      connectLink(await call("bob", { query: "bob", thread }));
+
+      const own = await bobBrowser.newPage();
+      await own.goto(String(stolen));
+      await expect(own.getByRole("heading", { name: "Connected demo" }).isVisible()).resolves.toBe(true);
+      const answered = await call("bob", { query: "bob", thread });
+      expect(resultText(answered)).toContain("downstream said: Hello, bob!");
+      const tokens = downstream.acceptedTokens();
+      expect(tokens).toHaveLength(2);
+      expect(tokens[0]).not.toBe(tokens[1]);
+    });
+
+    it("a member sees the connection (never its token) in /me/api and on the Connections page, and ending it there makes the next call ask again", async () => {
+      const session = sessions.get("alice");
+      const listed = await fetch(`${team.dev.baseUrl}/me/api/connections`, { headers: bearer(session ?? (await signInAs(team.dev.baseUrl, "alice"))) });
+      const body = (await listed.json()) as { connections: Array<{ server: string; scope: string | null }> };
+      expect(body.connections).toEqual([expect.objectContaining({ server: "demo", scope: "mcp:tools" })]);
+      const admin = await fetch(`${team.dev.baseUrl}/admin/api/members/alice/connections`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await admin.json()) as { connections: unknown[] }).connections).toHaveLength(1);
+      const cli = await runCli(["connections", "alice", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(cli).toMatchObject({ code: 0, stdout: expect.stringContaining(`demo  ${downstream.mcpUrl}  scope: mcp:tools`) });
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/connect`);
+      await expect(page.getByRole("heading", { name: "Connections", exact: true }).isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "connections-page");
+      await page.getByRole("button", { name: "Disconnect demo" }).click();
+      await page.waitForURL((url) => url.searchParams.has("ended"));
+      await expect(page.getByRole("status").textContent()).resolves.toContain("Disconnected");
+      // The session's memo of the token lasts at most TOKEN_MEMO_MS (10 s): wait it out, bounded.
+      await expect
+        .poll(async () => resultText(await call("alice", { query: "alice" })), { timeout: 15_000, interval: 1_000 })
+        .toContain("Connect demo to continue");
+    });
+
+    it("a client that declared URL-mode elicitation on legacy SSE is shown the connect page mid-call, and the same call returns the answer", async () => {
+      const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
+      const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(removed).toMatchObject({ code: 0, stdout: expect.stringContaining("Removed 1 connection(s) of bob") });
+      // A connection that keeps one server for its life is one where the client's declared
+      // capabilities are known (stateless Streamable HTTP forgets them after initialize).
+      const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
+      const shown: Array<{ url: string; elicitationId: string }> = [];
+      const completed: string[] = [];
+      const browsing: Promise<void>[] = [];
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const params = request.params as { mode?: string; url?: string; elicitationId?: string };
+        if (params.mode !== "url" || !params.url || !params.elicitationId) return { action: "decline" };
+        shown.push({ url: params.url, elicitationId: params.elicitationId });
+        // The "user" opens the page while the call waits: accept first, as a client does.
+        browsing.push(
+          (async () => {
+            const page = await openAs(bobBrowser, "bob", String(params.url));
+            await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+            await page.waitForURL((next) => next.pathname === "/connect/callback");
+          })(),
+        );
+        return { action: "accept" };
+      });
+      client.setNotificationHandler("notifications/elicitation/complete", (notification) => {
+        completed.push(String((notification.params as { elicitationId?: string }).elicitationId));
+      });
+      await client.connect(new SSEClientTransport(new URL(`${team.dev.baseUrl}/sse`), { requestInit: { headers: bearer(session) } }));
+      try {
+        let text = "";
+        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
+        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
+          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 60_000 });
+          text = JSON.stringify(result.content);
+          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        await Promise.all(browsing);
+        expect(shown).toHaveLength(1);
+        expect(shown[0]?.url).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
+        expect(text).toContain("downstream said: Hello, bob!");
+        expect(completed).toEqual([shown[0]?.elicitationId]);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("a team connection: a member is told an admin must connect it and cannot; the admin connects once and the member's call goes through", async () => {
+      const first = await call("bob", { query: "team" }, TEAM_EXPERT);
+      const meta = first._meta?.[CONNECT_META] as { url: string; connection: string };
+      expect(meta.connection).toBe("team");
+      expect(resultText(first)).toContain(`An admin must connect shared for the team to continue: ${meta.url}`);
+      const refused = await openAs(bobBrowser, "bob", meta.url);
+      await expect(refused.getByRole("heading", { name: "Admins only" }).isVisible()).resolves.toBe(true);
+
+      const page = await openAs(aliceBrowser, "alice", meta.url);
+      await expect(page.getByText("every member's expert calls will act as the account you connect").isVisible()).resolves.toBe(true);
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected shared" }).isVisible()).resolves.toBe(true);
+      expect(resultText(await call("bob", { query: "team", thread: String(first._meta?.[THREAD_META]) }, TEAM_EXPERT))).toContain(
+        "downstream said: Hello, team!",
+      );
+      const overview = await fetch(`${team.dev.baseUrl}/admin/api/connections`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      const seen = (await overview.json()) as { members: Array<{ login: string; connections: Array<{ server: string }> }>; team: Array<{ server: string }> };
+      expect(seen.team.map((row) => row.server)).toEqual(["shared"]);
+      expect(seen.members.find((row) => row.login === "bob")?.connections.map((row) => row.server)).toEqual(["demo"]);
+      expect(JSON.stringify(seen)).not.toMatch(/access_token|refresh_token/);
+      const listed = await fetch(`${team.dev.baseUrl}/admin/api/connections/team`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await listed.json()) as { connections: Array<{ server: string; connectedBy: string }> }).connections).toEqual([
+        expect.objectContaining({ server: "shared", connectedBy: "alice" }),
+      ]);
+    });
+
+    it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {
+      const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
+      const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+      expect(removed.code).toBe(0);
+      const client = new Client(
+        { name: "url-elicitation-2026", version: "0.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: { url: {} } } },
+      );
+      const shown: string[] = [];
+      const browsing: Promise<void>[] = [];
+      client.setRequestHandler("elicitation/create", async (request) => {
+        const params = request.params as { mode?: string; url?: string };
+        if (params.mode !== "url" || !params.url) return { action: "decline" };
+        shown.push(params.url);
+        browsing.push(
+          (async () => {
+            const page = await openAs(bobBrowser, "bob", String(params.url));
+            await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+            await page.waitForURL((next) => next.pathname === "/connect/callback");
+          })(),
+        );
+        return { action: "accept" };
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${team.dev.baseUrl}/mcp`), { requestInit: { headers: bearer(session) } }));
+      try {
+        let text = "";
+        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
+        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
+          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 90_000 });
+          text = JSON.stringify(result.content);
+          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        await Promise.all(browsing);
+        expect(shown).toHaveLength(1);
+        expect(shown[0]).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
+        expect(text).toContain("downstream said: Hello, bob!");
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
+      const tokens = downstream.acceptedTokens();
+      expect(tokens.length).toBeGreaterThan(0);
+      const runs = await fetch(`${team.dev.baseUrl}/admin/api/runs?limit=50`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      const records = await runs.text();
+      expect(runs.status).toBe(200);
+      const haystacks = { logs: team.dev.logs(), model: JSON.stringify(team.fake.requests), runs: records };
+      for (const token of tokens) for (const [where, text] of Object.entries(haystacks)) expect(text.includes(token), `token in ${where}`).toBe(false);
+    });
+  },
+);

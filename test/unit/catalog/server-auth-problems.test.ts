@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { parseCatalog } from "../../../src/catalog/parse-catalog";
+import { defaultSkill, firstExpert, problemAt, problemsOf, validCatalog } from "./catalog-fixtures";
+
+function withServers(servers: Record<string, unknown>): ReturnType<typeof validCatalog> {
+  const catalog = validCatalog();
+  defaultSkill(catalog).servers = servers;
+  firstExpert(catalog).internal_tools = {};
+  return catalog;
+}
+
+describe("server auth (connections)", () => {
+  it("an oauth server parses with user connections by default, beside a server with static headers", () => {
+    const result = parseCatalog(
+      withServers({
+        linear: { url: "https://mcp.linear.example/mcp", auth: { type: "oauth", scopes: ["read"] } },
+        docs: { url: "https://docs.example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } },
+      }),
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const servers = result.catalog.skills.default?.servers;
+    expect(servers?.linear?.auth).toEqual({ type: "oauth", connection: "user", scopes: ["read"] });
+    expect(servers?.docs?.auth).toBeUndefined();
+  });
+
+  it("a static Authorization header beside oauth is refused at the header, naming both ways out", () => {
+    const catalog = withServers({
+      linear: { url: "https://mcp.linear.example/mcp", headers: { Authorization: "Bearer ${LINEAR_KEY}" }, auth: { type: "oauth" } },
+    });
+    const problem = problemAt(problemsOf(catalog), "$.skills.default.servers.linear.headers.Authorization");
+    expect(problem.message).toContain("cannot also send a static `Authorization` header");
+    expect(problem.fix).toContain("remove this header");
+    expect(problem.fix).toContain("remove `auth`");
+  });
+
+  it("oauth through a service binding is refused at binding", () => {
+    const problem = problemAt(problemsOf(withServers({ own: { binding: "OTHER", auth: { type: "oauth" } } })), "$.skills.default.servers.own.binding");
+    expect(problem.fix).toContain("use `url`");
+  });
+
+  it("a client secret without a client id is refused at client_secret_secret", () => {
+    const catalog = withServers({ gh: { url: "https://gh.example/mcp", auth: { type: "oauth", client_secret_secret: "GH_SECRET" } } });
+    const problem = problemAt(problemsOf(catalog), "$.skills.default.servers.gh.auth.client_secret_secret");
+    expect(problem.fix).toContain("client_id_secret");
+  });
+
+  it("unknown auth fields, types and connection kinds are named with their JSON path", () => {
+    const problems = problemsOf(withServers({ gh: { url: "https://gh.example/mcp", auth: { type: "basic", connection: "everyone", scope: "x" } } }));
+    expect(problemAt(problems, "$.skills.default.servers.gh.auth.type").message).toContain('"oauth"');
+    expect(problemAt(problems, "$.skills.default.servers.gh.auth.connection").message).toContain('"user"');
+    expect(problemAt(problems, "$.skills.default.servers.gh.auth.scope").fix).toContain("did you mean `scopes`?");
+  });
+
+  it("secret names in auth must be Worker secret names", () => {
+    const problems = problemsOf(withServers({ gh: { url: "https://gh.example/mcp", auth: { type: "oauth", client_id_secret: "gh-client" } } }));
+    expect(problemAt(problems, "$.skills.default.servers.gh.auth.client_id_secret").message).toContain("UPPER_SNAKE_CASE");
+  });
+});
