@@ -40,7 +40,7 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
     skills: {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
-        experts: [expertOf("echoer", { echo: ["echo"] }, { max_steps: 4 })],
+        experts: [expertOf("echoer", { echo: ["echo"] }, { max_steps: 4 }), expertOf("cleaner", { echo: ["erase"] }, { max_steps: 4 })],
       },
     },
   });
@@ -100,6 +100,27 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
     });
     const text = JSON.stringify(events);
     for (const secret of [ARGUMENT, TOOL_INPUT, ANSWER, "tok-fixture-5ecr3t-77"]) expect(text).not.toContain(secret);
+  });
+
+  it("says a run waits on an approval of a destructive tool while its user is asked, without the arguments", async () => {
+    const feed = await watchFeed();
+    const call = callOf(skill, "cleaner", ARGUMENT);
+    models.play([{ calls: [{ name: "echo__erase", input: { record: TOOL_INPUT } }] }, { text: ANSWER }]);
+    // The user answers only once an admin's page would show the run waiting on them.
+    const askUser = async () => {
+      await waitFor("the run waiting on the approval", () =>
+        eventsOf(feed.messages, call.runId).some((event) => event.type === "run-waiting" && event.waiting?.on === "approval") ? true : undefined,
+      );
+      return { action: "accept" as const, approve: false };
+    };
+    const result = await sessionOf(skill).callExpert(call, undefined, askUser);
+    expect(result.outcome).toBe("ok");
+    const waits = eventsOf(feed.messages, call.runId).flatMap((event) =>
+      event.type === "run-waiting" && event.waiting?.on === "approval" ? [event.waiting] : [],
+    );
+    feed.close();
+    expect(waits).toEqual([{ on: "approval", name: "echo__erase", since: expect.any(Number) }]);
+    expect(JSON.stringify(eventsOf(feed.messages, call.runId))).not.toContain(TOOL_INPUT);
   });
 });
 
