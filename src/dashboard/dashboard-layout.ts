@@ -68,6 +68,8 @@ code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;background:v
 pre{padding:.5rem;overflow:auto;max-height:24rem;white-space:pre-wrap;overflow-wrap:anywhere}
 button{font:inherit;padding:.35rem .9rem;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.quiet{background:#fff;color:var(--fg);border-color:var(--line)}
+a.button{display:inline-block;padding:.35rem .9rem;border-radius:6px;border:1px solid var(--accent);text-decoration:none;white-space:nowrap}
+button.danger{background:var(--bad);border-color:var(--bad)}a.button.danger{color:var(--bad);border-color:var(--bad);background:#fff}p.actions{display:flex;gap:1rem;align-items:center}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(11rem,1fr));gap:.75rem}
 .card{border:1px solid var(--line);border-radius:8px;padding:.6rem .8rem}.card .n{font-size:1.5rem;font-weight:700}.card .l{color:var(--muted);font-size:.85rem}
 .muted{color:var(--muted)}.bad{color:var(--bad)}.ok{color:var(--ok)}.warn{color:var(--warn)}

@@ -67,7 +67,7 @@ describe("dashboard sessions end on the server (issue 18, defect 5)", () => {
     const socket = await openLiveSocket(carol);
 
     const members = await dashboardFetch("/admin/members", { headers: { cookie: alice } }, vars);
-    const revoke = await dashboardFetch("/admin/members/dev-carol/revoke", form({ csrf: csrfIn(await members.text()) }, alice), vars);
+    const revoke = await dashboardFetch("/admin/members/dev-carol/revoke", form({ csrf: csrfIn(await members.text()), confirmed: "yes" }, alice), vars);
     expect(revoke.status).toBe(303);
     expect(await within("carol's socket to close", socket.closed)).toBe(4003);
 

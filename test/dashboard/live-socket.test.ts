@@ -105,6 +105,76 @@ describe("live page and its WebSocket", () => {
         tools: [],
       },
     ]);
-    expect(await (await dashboardFetch("/admin/live", { headers: { cookie } })).text()).not.toContain(runId);
+    const after = await (await dashboardFetch("/admin/live", { headers: { cookie } })).text();
+    // Ended, the run leaves the runs in flight and is listed among the recently finished, with its trace's link.
+    expect(tbody(after, "live-in-flight")).not.toContain(runId);
+    expect(tbody(after, "live-runs")).toContain(`<a href="/admin/runs/${runId}" aria-label="Run ${runId}">`);
+  });
+
+  it("says what a run waits on and since when, and what the empty tables would show; a fresh load lists the runs that ended", async () => {
+    const cookie = await signInAs("alice");
+    const skill = `waits-${crypto.randomUUID().slice(0, 8)}`;
+    const empty = await (await dashboardFetch(`/admin/live?skill=${skill}`, { headers: { cookie } })).text();
+    expect(tbody(empty, "live-in-flight")).toContain("No run in flight. A run appears here when someone calls an expert");
+    expect(tbody(empty, "live-runs")).toContain("No run ended in the last 15 minutes.");
+
+    const runId = crypto.randomUUID();
+    const at = Date.now() - 12_000;
+    await liveFeedStub(env).publish([
+      {
+        type: "run-started",
+        at,
+        run: {
+          runId,
+          skill,
+          expert: "slow",
+          user: { id: "dev-carol", login: "carol" },
+          startedAt: at,
+          maxSteps: 5,
+          step: 0,
+          activity: "starting",
+          updatedAt: at,
+        },
+      },
+      { type: "run-step", at, runId, step: 1, maxSteps: 5, activity: "calling fx__echo" },
+      { type: "run-waiting", at, runId, waiting: { on: "tool", name: "fx__echo", since: at } },
+    ]);
+    const waiting = tbody(await (await dashboardFetch(`/admin/live?skill=${skill}`, { headers: { cookie } })).text(), "live-in-flight");
+    expect(waiting).toMatch(new RegExp(`waiting on fx__echo <span class="muted" data-since="${at}">for 1[2-9] s</span>`));
+    expect(waiting).not.toContain("No run in flight");
+
+    await liveFeedStub(env).publish([{ type: "run-waiting", at: at + 1, runId, waiting: { on: "approval", name: "fx__delete", since: at + 1 } }]);
+    expect(await (await dashboardFetch(`/admin/live?skill=${skill}`, { headers: { cookie } })).text()).toContain("waiting on an approval of fx__delete");
+
+    await liveFeedStub(env).publish([
+      {
+        type: "run-ended",
+        at: at + 2,
+        runId,
+        skill,
+        expert: "slow",
+        user: { id: "dev-carol", login: "carol" },
+        outcome: "budget_exhausted",
+        steps: 5,
+        toolCalls: 4,
+        inputTokens: 100,
+        outputTokens: 20,
+        elapsedMs: 2,
+        tools: [{ name: "fx__echo", status: "ok" }],
+      },
+    ]);
+    const fresh = await (await dashboardFetch(`/admin/live?skill=${skill}`, { headers: { cookie } })).text();
+    expect(tbody(fresh, "live-in-flight")).toContain("No run in flight.");
+    const finished = tbody(fresh, "live-runs");
+    expect(finished).toContain(`<tr data-run="${runId}"`);
+    expect(finished).toContain('<td class="warn">budget_exhausted</td>');
+    expect(finished).toContain("fx__echo ok");
+    expect(finished).not.toContain("No run ended");
   });
 });
+
+/** The markup of one table body of the page. */
+function tbody(page: string, id: string): string {
+  const start = page.indexOf(`<tbody id="${id}"`);
+  return page.slice(start, page.indexOf("</tbody>", start));
+}

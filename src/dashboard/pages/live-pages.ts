@@ -1,8 +1,15 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { readAuthConfig } from "../../auth/auth-config";
-import type { LiveRun } from "../../experts/live/live-events";
-import { liveFeedStub, SOCKET_EXPIRES_HEADER, SOCKET_SESSION_HEADER, SOCKET_USER_HEADER } from "../../experts/live/live-run-feed";
+import type { LiveRun, LiveRunEnded, LiveWait } from "../../experts/live/live-events";
+import {
+  ENDED_TTL_MS,
+  liveFeedStub,
+  MAX_RECENT_ENDED,
+  SOCKET_EXPIRES_HEADER,
+  SOCKET_SESSION_HEADER,
+  SOCKET_USER_HEADER,
+} from "../../experts/live/live-run-feed";
 import { log } from "../../observability/logger";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { rawElementText } from "../raw-element-text";
@@ -12,30 +19,35 @@ import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 /**
  * Live runs: the page draws the runs in flight from the tenant's live feed (a Durable Object,
  * src/experts/live/live-run-feed.ts) and then follows it over a WebSocket: runs appear when they
- * start, advance step by step and move to "Finished" when they end. Without JavaScript the page
- * shows the runs in flight when it was loaded, with a link to load it again.
+ * start, advance step by step, say what they wait on (counting the seconds in the page from when
+ * the wait began) and move to "Finished" when they end. The feed keeps the last runs that ended,
+ * so a page opened after them shows them. Without JavaScript the page shows what the feed held
+ * when it was loaded, with a link to load it again.
  */
 export function livePages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
 
   routes.get("/live", async (c) => {
     const skill = skillParam(c.req.query("skill"));
-    const runs = await liveFeedStub(c.env)
-      .inFlight()
+    const now = Date.now();
+    const snapshot = await liveFeedStub(c.env)
+      .snapshot(now)
       .catch((error: unknown) => {
         log("error", "live feed unreadable", { error: String(error) });
         return null;
       });
+    const inFlight = onlySkill(snapshot?.runs ?? [], skill);
+    const recent = onlySkill(snapshot?.recent ?? [], skill);
     const body = html`<h1>Live</h1>
 ${skillFilterNotice(skill, "/admin/live")}
-<p>Runs in flight appear here as they start and advance step by step; finished runs move below. <span id="live-state" role="status">${runs === null ? "The live feed did not answer." : "Loaded."}</span></p>
+<p>Runs in flight appear here as they start, with the step they are on and what they wait on; finished runs move below (the last ${MAX_RECENT_ENDED} of the last ${ENDED_TTL_MS / 60_000} minutes). <span id="live-state" role="status">${snapshot === null ? "The live feed did not answer." : "Loaded."}</span></p>
 <noscript><p><a href="/admin/live${skill === undefined ? "" : `?skill=${skill}`}">Refresh</a> to see the runs in flight now (this page needs JavaScript to update by itself), or <a href="/admin/runs?since=1h${skill === undefined ? "" : `&skill=${skill}`}">show the last hour's runs</a>.</p></noscript>
 <h2>In flight</h2>
-<div class="table-wrap"><table aria-label="Runs in flight"><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Step</th><th scope="col">Doing</th></tr></thead>
-<tbody id="live-in-flight" data-skill="${skill ?? ""}">${onlySkill(runs ?? [], skill).map(inFlightRow)}</tbody></table></div>
+<div class="table-wrap"><table aria-label="Runs in flight"><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Step</th><th scope="col">Last step</th><th scope="col">Waiting on</th></tr></thead>
+<tbody id="live-in-flight" data-skill="${skill ?? ""}" data-now="${now}">${inFlight.length === 0 ? emptyRow(6, IN_FLIGHT_EMPTY) : inFlight.map((run) => inFlightRow(run, now))}</tbody></table></div>
 <h2>Finished</h2>
 <div class="table-wrap"><table aria-label="Finished runs"><thead><tr><th scope="col">Ended</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tools</th><th scope="col">Latency</th></tr></thead>
-<tbody id="live-runs"></tbody></table></div>`;
+<tbody id="live-runs">${recent.length === 0 ? emptyRow(8, FINISHED_EMPTY) : recent.map(endedRow)}</tbody></table></div>`;
     return renderDashboardPage({ title: "Live", current: "live", ...frameOf(c) }, body, 200, {}, LIVE_SCRIPT);
   });
 
@@ -73,8 +85,52 @@ function dashboardOrigin(c: DashboardContext): string {
   return new URL(publicUrl ?? c.req.url).origin;
 }
 
-function inFlightRow(run: LiveRun) {
-  return html`<tr data-run="${run.runId}"><td>${formatTime(run.startedAt)}</td><td>${run.skill} / ${run.expert}</td><td>${run.user.login}</td><td>${stepText(run)}</td><td>${run.activity}</td></tr>`;
+/** What the empty tables say would appear in them (the script draws the same rows). */
+const IN_FLIGHT_EMPTY =
+  "No run in flight. A run appears here when someone calls an expert: its step, and what it waits on (the model, a tool, an approval, a connection) and for how long.";
+const FINISHED_EMPTY = `No run ended in the last ${ENDED_TTL_MS / 60_000} minutes. Runs appear here as they end, with their outcome, tokens, tools and latency, and link to their trace.`;
+
+function emptyRow(columns: number, text: string) {
+  return html`<tr class="empty"><td class="muted" colspan="${columns}">${text}</td></tr>`;
+}
+
+function inFlightRow(run: LiveRun, now: number) {
+  return html`<tr data-run="${run.runId}"><td>${formatTime(run.startedAt)}</td><td>${run.skill} / ${run.expert}</td><td>${run.user.login}</td><td>${stepText(run)}</td><td>${run.activity}</td><td>${waitCell(run.waiting, now)}</td></tr>`;
+}
+
+function waitCell(waiting: LiveWait | undefined, now: number) {
+  if (waiting === undefined) return html`<span class="muted">working</span>`;
+  return html`${waitText(waiting)} <span class="muted" data-since="${waiting.since}">${forText(now - waiting.since)}</span>`;
+}
+
+/** Kept in step with the script's copy below. */
+function waitText(waiting: LiveWait): string {
+  switch (waiting.on) {
+    case "model":
+      return "waiting on model";
+    case "tool":
+      return `waiting on ${waiting.name ?? "a tool"}`;
+    case "approval":
+      return `waiting on an approval${waiting.name === undefined ? "" : ` of ${waiting.name}`}`;
+    case "question":
+      return "waiting on the user's answer";
+    case "connection":
+      return `connecting to ${waiting.name ?? "a server"}`;
+  }
+}
+
+function forText(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  return seconds < 60 ? `for ${seconds} s` : `for ${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+function endedRow(run: LiveRunEnded) {
+  const tools = run.tools.map((tool) => `${tool.name} ${tool.status}`).join(", ") || "none";
+  return html`<tr data-run="${run.runId}" data-at="${run.at}"><td><a href="/admin/runs/${encodeURIComponent(run.runId)}" aria-label="Run ${run.runId}">${formatTime(run.at)}</a></td><td>${run.skill} / ${run.expert}</td><td>${run.user.login || run.user.id}</td><td class="${outcomeClass(run.outcome)}">${run.outcome}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${tools}</td><td>${run.elapsedMs} ms</td></tr>`;
+}
+
+function outcomeClass(outcome: string): string {
+  return outcome === "ok" ? "ok" : outcome === "error" ? "bad" : "warn";
 }
 
 function stepText(run: Pick<LiveRun, "step" | "maxSteps">): string {
@@ -95,30 +151,78 @@ const finished = document.getElementById("live-runs");
 const state = document.getElementById("live-state");
 const only = inFlight.dataset.skill;
 const shown = (skill) => !only || skill === only;
+// The server's clock, as this page last heard it: durations count from the server's timestamps.
+let skew = Date.now() - Number(inFlight.dataset.now || Date.now());
 const time = (ms) => new Date(ms).toISOString().replace("T", " ").slice(0, 19) + " UTC";
 const stepText = (run) => run.step === 0 ? "starting (of " + run.maxSteps + ")" : "step " + run.step + " of " + run.maxSteps;
 const cell = (text) => { const td = document.createElement("td"); td.textContent = text; return td; };
-function rowOf(runId) {
-  for (const row of inFlight.rows) if (row.dataset.run === runId) return row;
+const forText = (ms) => { const s = Math.max(0, Math.floor(ms / 1000)); return s < 60 ? "for " + s + " s" : "for " + Math.floor(s / 60) + " min " + (s % 60) + " s"; };
+function waitText(w) {
+  if (w.on === "model") return "waiting on model";
+  if (w.on === "tool") return "waiting on " + (w.name || "a tool");
+  if (w.on === "approval") return "waiting on an approval" + (w.name ? " of " + w.name : "");
+  if (w.on === "question") return "waiting on the user's answer";
+  return "connecting to " + (w.name || "a server");
+}
+function waitCell(waiting) {
+  const td = document.createElement("td");
+  const since = document.createElement("span");
+  since.className = "muted";
+  if (!waiting) { since.textContent = "working"; td.append(since); return td; }
+  since.dataset.since = String(waiting.since);
+  since.textContent = forText(Date.now() - skew - waiting.since);
+  td.append(waitText(waiting) + " ", since);
+  return td;
+}
+function tick() {
+  for (const span of document.querySelectorAll("[data-since]")) span.textContent = forText(Date.now() - skew - Number(span.dataset.since));
+}
+setInterval(tick, 1000);
+function emptyState(body, columns, text) {
+  const rows = body.querySelectorAll("tr[data-run]").length;
+  const empty = body.querySelector("tr.empty");
+  if (rows > 0) { empty?.remove(); return; }
+  if (empty) return;
+  const row = document.createElement("tr");
+  row.className = "empty";
+  const td = cell(text);
+  td.className = "muted";
+  td.colSpan = columns;
+  row.append(td);
+  body.append(row);
+}
+const IN_FLIGHT_EMPTY = ${JSON.stringify(IN_FLIGHT_EMPTY)};
+const FINISHED_EMPTY = ${JSON.stringify(FINISHED_EMPTY)};
+function rowOf(body, runId) {
+  for (const row of body.rows) if (row.dataset.run === runId) return row;
   return undefined;
 }
 function drawInFlight(run) {
   if (!shown(run.skill)) return;
-  const row = rowOf(run.runId) || document.createElement("tr");
+  const row = rowOf(inFlight, run.runId) || document.createElement("tr");
   row.dataset.run = run.runId;
-  row.replaceChildren(cell(time(run.startedAt)), cell(run.skill + " / " + run.expert), cell(run.user.login || run.user.id), cell(stepText(run)), cell(run.activity));
+  row.replaceChildren(cell(time(run.startedAt)), cell(run.skill + " / " + run.expert), cell(run.user.login || run.user.id), cell(stepText(run)), cell(run.activity), waitCell(run.waiting));
   if (!row.parentNode) inFlight.append(row);
+  emptyState(inFlight, 6, IN_FLIGHT_EMPTY);
 }
 function drawStep(event) {
-  const row = rowOf(event.runId);
-  if (!row || row.cells.length < 5) return;
+  const row = rowOf(inFlight, event.runId);
+  if (!row || row.cells.length < 6) return;
   row.cells[3].textContent = stepText(event);
   row.cells[4].textContent = event.activity;
 }
+function drawWaiting(event) {
+  const row = rowOf(inFlight, event.runId);
+  if (!row || row.cells.length < 6) return;
+  row.cells[5].replaceWith(waitCell(event.waiting));
+}
 function drawEnded(event) {
-  rowOf(event.runId)?.remove();
-  if (!shown(event.skill)) return;
+  rowOf(inFlight, event.runId)?.remove();
+  emptyState(inFlight, 6, IN_FLIGHT_EMPTY);
+  if (!shown(event.skill) || rowOf(finished, event.runId)) return;
   const row = document.createElement("tr");
+  row.dataset.run = event.runId;
+  row.dataset.at = String(event.at);
   const first = document.createElement("td");
   const link = document.createElement("a");
   link.href = "/admin/runs/" + encodeURIComponent(event.runId);
@@ -129,8 +233,11 @@ function drawEnded(event) {
   outcome.className = event.outcome === "ok" ? "ok" : event.outcome === "error" ? "bad" : "warn";
   const tools = event.tools.map((tool) => tool.name + " " + tool.status).join(", ") || "none";
   row.append(first, cell(event.skill + " / " + event.expert), cell(event.user.login || event.user.id), outcome, cell(String(event.steps)), cell(event.inputTokens + " / " + event.outputTokens), cell(tools), cell(event.elapsedMs + " ms"));
-  finished.prepend(row);
-  while (finished.rows.length > 200) finished.lastElementChild.remove();
+  // Newest first, also when a snapshot brings ends this page missed while reconnecting.
+  const later = [...finished.querySelectorAll("tr[data-run]")].find((other) => Number(other.dataset.at) < event.at);
+  finished.insertBefore(row, later || null);
+  while (finished.querySelectorAll("tr[data-run]").length > 200) finished.querySelector("tr[data-run]:last-of-type")?.remove();
+  emptyState(finished, 8, FINISHED_EMPTY);
 }
 let attempt = 0;
 function connect() {
@@ -141,9 +248,16 @@ function connect() {
     if (message.data === "pong") return;
     let event;
     try { event = JSON.parse(message.data); } catch { return; }
-    if (event.type === "snapshot") { inFlight.replaceChildren(); event.runs.forEach(drawInFlight); }
+    if (event.type === "snapshot") {
+      skew = Date.now() - event.at;
+      inFlight.replaceChildren();
+      event.runs.forEach(drawInFlight);
+      emptyState(inFlight, 6, IN_FLIGHT_EMPTY);
+      event.recent.slice().reverse().forEach(drawEnded);
+    }
     else if (event.type === "run-started") drawInFlight(event.run);
     else if (event.type === "run-step") drawStep(event);
+    else if (event.type === "run-waiting") drawWaiting(event);
     else if (event.type === "run-ended") drawEnded(event);
   };
   socket.onclose = (closed) => {

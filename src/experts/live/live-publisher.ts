@@ -1,7 +1,7 @@
 import type { UserProps } from "../../auth/user-props";
 import { log } from "../../observability/logger";
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
-import { cutName, type LiveEvent } from "./live-events";
+import { cutName, type LiveEvent, type LiveWait } from "./live-events";
 import { type LiveRunFeed, liveFeedStub } from "./live-run-feed";
 
 const MAX_TOOLS = 50;
@@ -31,7 +31,7 @@ export interface LiveRunStart {
  * a step never overtakes its run's start), each carrying what queued in a window of
  * BATCH_WINDOW_MS: a run's waiting step is replaced by its later one, and a run's end replaces
  * all it had waiting. A slow model's steps each reach the page; a run shorter than the window
- * costs one call and no write in the feed.
+ * costs one call and one write in the feed (its end, kept among the recently ended runs).
  */
 export class LivePublisher {
   private stub: DurableObjectStub<LiveRunFeed> | undefined;
@@ -69,6 +69,11 @@ export class LivePublisher {
     this.send(() => ({ type: "run-step", at: Date.now(), runId, step: progress.step, maxSteps: progress.maxSteps, activity: cutName(progress.message) }));
   }
 
+  /** What the run waits on from now (RunWaits calls it as a wait begins or ends); null between waits. */
+  waiting(runId: string, waiting: LiveWait | null): void {
+    this.send(() => ({ type: "run-waiting", at: Date.now(), runId, waiting }));
+  }
+
   ended(start: Omit<LiveRunStart, "startedAt" | "maxSteps">, result: ExpertRunResult, steps: readonly StepRecord[], endedAt: number): void {
     this.send(() => ({
       type: "run-ended",
@@ -98,9 +103,9 @@ export class LivePublisher {
         // The end supersedes whatever of its run is still waiting: a run that ends within the
         // wait reaches the feed as its end alone, which the feed need not store.
         this.remove((queued) => (queued.type === "run-started" ? queued.run.runId : queued.runId) === next.runId);
-      } else if (next.type === "run-step") {
-        // A step still waiting replaces the earlier one of its run: the admin sees the latest step.
-        this.remove((queued) => queued.type === "run-step" && queued.runId === next.runId);
+      } else if (next.type === "run-step" || next.type === "run-waiting") {
+        // A step (or wait) still queued is replaced by its run's later one: the admin sees the latest.
+        this.remove((queued) => queued.type === next.type && queued.runId === next.runId);
       }
       this.queue.push(next);
       if (!this.sending) this.state.waitUntil(this.drain());

@@ -1,14 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { log } from "../../observability/logger";
-import { type LiveEvent, type LiveMessage, type LiveRun, liveRunSchema } from "./live-events";
+import { type LiveEvent, type LiveMessage, type LiveRun, type LiveRunEnded, type LiveSnapshot, liveRunEndedSchema, liveRunSchema } from "./live-events";
 
 /** Runs kept in flight at most; past it the oldest is dropped (a feed, not a record). */
 export const MAX_LIVE_RUNS = 200;
 /** A run with no end event after this is taken as gone (the longest wall-clock budget is 10 minutes). */
 export const IN_FLIGHT_TTL_MS = 15 * 60_000;
-/** An ended run is remembered this long, so a late step event cannot bring it back. */
-export const ENDED_TTL_MS = 5 * 60_000;
+/**
+ * An ended run is kept this long, and at most MAX_RECENT_ENDED of them, so a page opened after
+ * the runs ended shows them (and a late step event cannot bring one back; a step of a run the
+ * feed does not know is ignored anyway).
+ */
+export const ENDED_TTL_MS = 15 * 60_000;
+export const MAX_RECENT_ENDED = 20;
 /** A socket lives at most this long: the browser reconnects, and the upgrade checks the admin again. */
 export const SOCKET_TTL_MS = 15 * 60_000;
 /** The header by which the dashboard tells the feed when the admin's session ends (only the Worker reaches the feed). */
@@ -64,20 +69,25 @@ export class LiveRunFeed extends DurableObject<Env> {
   /** Called by ExpertSessions (never awaited on a run's path): stores what the events change and pushes each to every socket. */
   async publish(events: readonly LiveEvent[]): Promise<void> {
     const now = Date.now();
-    let started = false;
+    let added = false;
     for (const event of events) {
       if (!this.apply(event)) continue;
-      started ||= event.type === "run-started";
+      added ||= event.type === "run-started" || event.type === "run-ended";
       this.broadcast(JSON.stringify(event satisfies LiveMessage), now);
     }
-    // Only a new run can bring the next expiry forward; steps and ends never need the alarm moved.
-    if (started) await this.armExpiry();
+    // Only a new row can bring the next expiry forward; steps and waits never need the alarm moved.
+    if (added) await this.armExpiry();
   }
 
   /** The runs in flight, oldest first, for a page rendered without JavaScript. */
   async inFlight(now = Date.now()): Promise<LiveRun[]> {
     this.expire(now);
     return this.runsInFlight();
+  }
+
+  /** The runs in flight and those ended lately, for the page's first render. */
+  async snapshot(now = Date.now()): Promise<LiveSnapshot> {
+    return this.snapshotMessage(now);
   }
 
   /** Closes the sockets of a signed-out session or a revoked user now (the page then reconnects and is refused). */
@@ -134,27 +144,34 @@ export class LiveRunFeed extends DurableObject<Env> {
     const row = sql.exec(`SELECT run, ended_at FROM live_runs WHERE run_id = ?`, event.runId).toArray()[0];
     const stored = row === undefined ? undefined : storedRunSchema.safeParse(row);
     const run = stored?.success ? parseRun(stored.data.run) : undefined;
-    if (event.type === "run-step") {
-      if (!run || stored?.data?.ended_at !== null || event.step <= run.step) return false;
-      const next: LiveRun = { ...run, step: event.step, maxSteps: event.maxSteps, activity: event.activity, updatedAt: event.at };
+    if (event.type === "run-step" || event.type === "run-waiting") {
+      if (!run || stored?.data?.ended_at !== null) return false;
+      let next: LiveRun;
+      if (event.type === "run-step") {
+        if (event.step <= run.step) return false;
+        next = { ...run, step: event.step, maxSteps: event.maxSteps, activity: event.activity, updatedAt: event.at };
+      } else {
+        const { waiting: _previous, ...rest } = run;
+        next = { ...rest, ...(event.waiting ? { waiting: event.waiting } : {}), updatedAt: event.at };
+      }
       sql.exec(`UPDATE live_runs SET updated_at = ?, run = ? WHERE run_id = ?`, event.at, JSON.stringify(next), event.runId);
       return true;
     }
     if (stored?.data?.ended_at !== null && stored?.data?.ended_at !== undefined) return false;
-    // An end of a run the feed never stored (it ended within the publisher's window) is only
-    // passed on: nothing of it was shown, and nothing of it can follow.
-    if (row === undefined) return true;
+    // An ended run (also one that ended within the publisher's window, never stored) is kept as
+    // its end event: names, counts and statuses only, like every event.
     sql.exec(
-      `INSERT INTO live_runs (run_id, started_at, updated_at, ended_at, run) VALUES (?, ?, ?, ?, '{}')
-       ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, ended_at = excluded.ended_at`,
+      `INSERT INTO live_runs (run_id, started_at, updated_at, ended_at, run) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET updated_at = excluded.updated_at, ended_at = excluded.ended_at, run = excluded.run`,
       event.runId,
       event.at - event.elapsedMs,
       event.at,
       event.at,
+      JSON.stringify(event),
     );
     sql.exec(
-      `DELETE FROM live_runs WHERE ended_at IS NOT NULL AND run_id NOT IN (SELECT run_id FROM live_runs WHERE ended_at IS NOT NULL ORDER BY ended_at DESC LIMIT ?)`,
-      MAX_LIVE_RUNS,
+      `DELETE FROM live_runs WHERE ended_at IS NOT NULL AND run_id NOT IN (SELECT run_id FROM live_runs WHERE ended_at IS NOT NULL ORDER BY ended_at DESC, run_id LIMIT ?)`,
+      MAX_RECENT_ENDED,
     );
     return true;
   }
@@ -171,9 +188,19 @@ export class LiveRunFeed extends DurableObject<Env> {
     }
   }
 
-  private snapshotMessage(now: number): LiveMessage {
+  private snapshotMessage(now: number): LiveSnapshot {
     this.expire(now);
-    return { type: "snapshot", at: now, runs: this.runsInFlight() };
+    return { type: "snapshot", at: now, runs: this.runsInFlight(), recent: this.recentlyEnded() };
+  }
+
+  private recentlyEnded(): LiveRunEnded[] {
+    const rows = this.ctx.storage.sql
+      .exec(`SELECT run FROM live_runs WHERE ended_at IS NOT NULL ORDER BY ended_at DESC, run_id LIMIT ?`, MAX_RECENT_ENDED)
+      .toArray();
+    return rows.flatMap((row) => {
+      const ended = typeof row.run === "string" ? parseJson(row.run, liveRunEndedSchema) : undefined;
+      return ended ? [ended] : [];
+    });
   }
 
   private runsInFlight(): LiveRun[] {
@@ -214,8 +241,13 @@ export class LiveRunFeed extends DurableObject<Env> {
 }
 
 function parseRun(text: string): LiveRun | undefined {
+  return parseJson(text, liveRunSchema);
+}
+
+/** A stored row as its schema reads it; an unreadable one (e.g. '{}', an end stored before ends were kept) is skipped. */
+function parseJson<T>(text: string, schema: z.ZodType<T>): T | undefined {
   try {
-    const parsed = liveRunSchema.safeParse(JSON.parse(text));
+    const parsed = schema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

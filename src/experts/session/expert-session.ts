@@ -9,6 +9,7 @@ import { logAfterReply } from "../../observability/log-after-reply";
 import { log } from "../../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter, UserPrompter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
+import { RunWaits } from "../live/live-waits";
 import { resolveModel } from "../models/model-registry";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
@@ -134,6 +135,7 @@ export class ExpertSession extends DurableObject<Env> {
     await alarmNoLaterThan(this.ctx.storage, inFlightAlarm);
     const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
     this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
+    const waits = new RunWaits((waiting) => this.live.waiting(request.runId, waiting));
 
     let result: ExpertRunResult;
     let resumed: PausedRun | undefined;
@@ -160,15 +162,15 @@ export class ExpertSession extends DurableObject<Env> {
         resumed = undefined;
         result = pausedForConnection(gate.text, startedAt);
       } else {
-        const model = trace.model(await resolveModel(expert, this.env));
+        const model = waits.model(trace.model(await resolveModel(expert, this.env)));
         result = await runExpert({
           ...resumeInput(expert, resumed, request),
-          ...(askUser ? { askUser } : {}),
+          ...(askUser ? { askUser: waits.prompter(askUser) } : {}),
           toolPolicy: skill.config.tool_policy,
           args: request.args,
           history,
           model,
-          tools: trace.tools(pool),
+          tools: waits.tools(trace.tools(pool)),
           signal: controller.signal,
           onStep: (progress) => {
             report(onProgress, progress);

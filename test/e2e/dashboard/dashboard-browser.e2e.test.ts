@@ -159,15 +159,27 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     expect(await expertCall("third")).toContain("echoed: third");
   });
 
-  it("shows a run on the live page while it is in flight, step by step, and as it finishes, without reloading", async () => {
+  it("shows a run on the live page while it is in flight, what it waits on and for how long, and as it finishes, without reloading; a fresh load lists the runs that ended", async () => {
     const live = await alice.newPage();
     let navigations = 0;
     live.on("framenavigated", (frame) => {
       if (frame === live.mainFrame()) navigations += 1;
     });
+    // Every frame the feed sends this page, to show a wait's seconds are counted in the page.
+    const frames: string[] = [];
+    live.on("websocket", (socket) => {
+      socket.on("framereceived", (frame) => {
+        frames.push(String(frame.payload));
+      });
+    });
     await live.goto(`${team.dev.baseUrl}/admin/live`);
     await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
-    // The model's second step (the answer) waits until the page has shown the run at step 1.
+    // The three runs of the tests above ended minutes ago at most: a fresh load lists them, and
+    // the empty table of runs in flight says what would appear there.
+    const finishedRows = live.locator("#live-runs tr[data-run]");
+    expect(await finishedRows.count()).toBe(3);
+    await expect(live.locator("#live-in-flight").textContent()).resolves.toContain("No run in flight. A run appears here when someone calls an expert");
+    // The model's second step (the answer) waits until the page has shown the run waiting on it.
     let release!: () => void;
     const secondStep = new Promise<void>((resolve) => {
       release = resolve;
@@ -178,24 +190,47 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     });
     try {
       const answer = expertCall(`notes ${INJECTED}`);
-      const inFlight = live.locator("#live-in-flight tr", { hasText: EXPERT });
+      const inFlight = live.locator("#live-in-flight tr[data-run]", { hasText: EXPERT });
       await inFlight.getByText("step 1 of 3").waitFor({ timeout: 15_000 });
       await expect(inFlight.getByText("calling fx__echo").isVisible()).resolves.toBe(true);
-      expect(await live.locator("#live-runs tr").count()).toBe(0);
+      await inFlight.getByText("waiting on model").waitFor({ timeout: 15_000 });
+      // The wait's duration grows in the page, with no event from the feed while it does.
+      const seconds = async () => Number(/^for (\d+) s$/.exec((await inFlight.locator("[data-since]").textContent()) ?? "")?.[1]);
+      const first = await seconds();
+      expect(first).toBeGreaterThanOrEqual(0);
+      const framesBefore = frames.filter((frame) => frame !== "pong").length;
+      // Polled from here: the page's CSP (rightly) refuses the evaluated string waitForFunction sends.
+      await expect.poll(seconds, { timeout: 10_000, interval: 200 }).toBeGreaterThanOrEqual(first + 2);
+      expect(frames.filter((frame) => frame !== "pong").length).toBe(framesBefore);
+      await expect(inFlight.textContent()).resolves.toMatch(/waiting on model for \d+ s/);
+      expect(await finishedRows.count()).toBe(3);
       await saveScreenshot(live, "dashboard-live-in-flight");
       release();
       expect(await answer).toContain("echoed: notes");
-      const arrived = live.locator("#live-runs").getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
-      await arrived.first().waitFor({ timeout: 15_000 });
-      expect(await arrived.count()).toBe(1);
-      await expect(live.locator("#live-runs").textContent()).resolves.toContain("fx__echo ok");
-      expect(await live.locator("#live-in-flight tr").count()).toBe(0);
+      await finishedRows.nth(3).waitFor({ timeout: 15_000 });
+      expect(await finishedRows.count()).toBe(4);
+      // Newest first: the run that just ended tops the table.
+      await expect(finishedRows.first().textContent()).resolves.toContain("fx__echo ok");
+      expect(await live.locator("#live-in-flight tr[data-run]").count()).toBe(0);
+      await expect(live.locator("#live-in-flight").textContent()).resolves.toContain("No run in flight.");
       expect(navigations).toBe(1);
       await saveScreenshot(live, "dashboard-live");
     } finally {
       release();
       team.fake.reset(echoThenAnswer);
     }
+    // A fresh load after the runs ended shows them, newest first, each linking to its trace.
+    const ids = await finishedRows.evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run")));
+    await live.reload();
+    await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
+    expect(await finishedRows.evaluateAll((rows) => rows.map((row) => row.getAttribute("data-run")))).toEqual(ids);
+    expect(
+      await live
+        .locator("#live-runs")
+        .getByRole("link", { name: /^Run [0-9a-f-]{36}$/ })
+        .count(),
+    ).toBe(4);
+    await saveScreenshot(live, "dashboard-live-fresh-load");
     await live.close();
 
     const dialogs: string[] = [];
@@ -250,7 +285,28 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
     const page = await alice.newPage();
     await page.goto(`${team.dev.baseUrl}/admin/members`);
     await expect(page.getByRole("cell", { name: /^bob/ }).isVisible()).resolves.toBe(true);
+    // Not on the admin's own row; on bob's, styled as the dangerous action it is.
+    const ownRow = page.getByRole("row").filter({ has: page.getByRole("cell", { name: /^alice/ }) });
+    await expect(ownRow.getByText("You (sign out instead)").isVisible()).resolves.toBe(true);
+    expect(await ownRow.getByRole("link", { name: /Revoke/ }).count()).toBe(0);
+    expect(await ownRow.getByRole("button", { name: /Revoke/ }).count()).toBe(0);
+    const revokeBob = page.getByRole("link", { name: "Revoke bob…" });
+    const color = (selector: string) => `getComputedStyle(document.querySelector(${JSON.stringify(selector)})).color`;
+    expect(await page.evaluate<string>(color('a.button.danger[aria-label="Revoke bob…"]'))).toBe("rgb(180, 35, 24)");
     await saveScreenshot(page, "dashboard-members");
+    // The first click only asks; bob's token still works.
+    await revokeBob.click();
+    await page.getByRole("heading", { name: "Revoke bob?" }).waitFor();
+    await expect(page.getByText("This ends their tokens and dashboard sessions").isVisible()).resolves.toBe(true);
+    expect(await page.evaluate<string>(`getComputedStyle(document.querySelector("button.danger")).backgroundColor`)).toBe("rgb(180, 35, 24)");
+    await saveScreenshot(page, "dashboard-members-revoke-confirm");
+    const stillIn = await fetch(`${team.dev.baseUrl}/mcp`, {
+      method: "POST",
+      headers: { ...bearer(bobSession), "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(stillIn.status).toBe(200);
+    await stillIn.body?.cancel();
     await page.getByRole("button", { name: "Revoke every grant and dashboard session of bob" }).click();
     await page.waitForURL((url) => url.searchParams.has("revoked"));
     await expect(page.getByRole("status").textContent()).resolves.toContain("bob");

@@ -40,20 +40,23 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
     skills: {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http", headers: { Authorization: "Bearer ${FIXTURE_TOKEN}" } } },
-        experts: [expertOf("echoer", { echo: ["echo"] }, { max_steps: 4 })],
+        experts: [expertOf("echoer", { echo: ["echo"] }, { max_steps: 4 }), expertOf("cleaner", { echo: ["erase"] }, { max_steps: 4 })],
       },
     },
   });
 
-  it("sends run started, each step and run ended, with names, counts, tokens and tool statuses but no arguments, results or answers", async () => {
+  it("sends run started, what it waits on, each step and run ended, with names, counts, tokens and tool statuses but no arguments, results or answers", async () => {
     const feed = await watchFeed();
     const call = callOf(skill, "echoer", ARGUMENT);
     const seen = (what: string, found: (event: LiveEvent) => boolean) =>
       waitFor(what, () => (eventsOf(feed.messages, call.runId).some(found) ? true : undefined));
-    // Each model call waits until an admin's page would show the run where it is.
+    const waitingOnModel = (after: number) => (event: LiveEvent) =>
+      event.type === "run-waiting" && event.waiting?.on === "model" && event.waiting.since >= after;
+    // Each model call waits until an admin's page would show the run waiting on it.
     models.play([
       async () => {
         await seen("the run on the feed", (event) => event.type === "run-started");
+        await seen("the run waiting on its model", waitingOnModel(0));
         return {
           content: [{ type: "tool-call", toolCallId: "live-1", toolName: "echo__echo", input: JSON.stringify({ text: TOOL_INPUT }) }],
           finishReason: { unified: "tool-calls", raw: "tool_calls" },
@@ -63,6 +66,8 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
       },
       async () => {
         await seen("step 1 on the feed", (event) => event.type === "run-step" && event.step === 1);
+        const stepAt = eventsOf(feed.messages, call.runId).find((event) => event.type === "run-step")?.at ?? 0;
+        await seen("the run waiting on its model again, since after step 1", waitingOnModel(stepAt));
         return { content: [{ type: "text", text: ANSWER }], finishReason: { unified: "stop", raw: "stop" }, usage: usage(10, 3), warnings: [] };
       },
     ]);
@@ -73,11 +78,17 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
       return found.some((event) => event.type === "run-ended") ? found : undefined;
     });
     feed.close();
-    expect(events.map((event) => (event.type === "run-step" ? `step ${event.step}: ${event.activity}` : event.type))).toEqual([
-      "run-started",
-      "step 1: calling echo__echo",
-      "run-ended",
-    ]);
+    const order = events.flatMap((event) =>
+      event.type === "run-waiting" ? [] : [event.type === "run-step" ? `step ${event.step}: ${event.activity}` : event.type],
+    );
+    expect(order).toEqual(["run-started", "step 1: calling echo__echo", "run-ended"]);
+    // Waits name the model, the server (connecting) or the tool, nothing else; how many reach the
+    // feed depends on the batch window, but never more than a wait's start and end each.
+    const waits = events.flatMap((event) =>
+      event.type === "run-waiting" ? [event.waiting ? `${event.waiting.on}${event.waiting.name ? ` ${event.waiting.name}` : ""}` : "none"] : [],
+    );
+    expect(waits.length).toBeGreaterThanOrEqual(2);
+    for (const wait of waits) expect(["model", "tool echo__echo", "connection echo", "none"]).toContain(wait);
     expect(events[0]).toMatchObject({ run: { skill, expert: "echoer", user: { id: carol.userId, login: carol.login }, maxSteps: 4, step: 0 } });
     expect(events.at(-1)).toMatchObject({
       outcome: "ok",
@@ -89,6 +100,27 @@ describe("an ExpertSession publishes its runs to the live feed", () => {
     });
     const text = JSON.stringify(events);
     for (const secret of [ARGUMENT, TOOL_INPUT, ANSWER, "tok-fixture-5ecr3t-77"]) expect(text).not.toContain(secret);
+  });
+
+  it("says a run waits on an approval of a destructive tool while its user is asked, without the arguments", async () => {
+    const feed = await watchFeed();
+    const call = callOf(skill, "cleaner", ARGUMENT);
+    models.play([{ calls: [{ name: "echo__erase", input: { record: TOOL_INPUT } }] }, { text: ANSWER }]);
+    // The user answers only once an admin's page would show the run waiting on them.
+    const askUser = async () => {
+      await waitFor("the run waiting on the approval", () =>
+        eventsOf(feed.messages, call.runId).some((event) => event.type === "run-waiting" && event.waiting?.on === "approval") ? true : undefined,
+      );
+      return { action: "accept" as const, approve: false };
+    };
+    const result = await sessionOf(skill).callExpert(call, undefined, askUser);
+    expect(result.outcome).toBe("ok");
+    const waits = eventsOf(feed.messages, call.runId).flatMap((event) =>
+      event.type === "run-waiting" && event.waiting?.on === "approval" ? [event.waiting] : [],
+    );
+    feed.close();
+    expect(waits).toEqual([{ on: "approval", name: "echo__erase", since: expect.any(Number) }]);
+    expect(JSON.stringify(eventsOf(feed.messages, call.runId))).not.toContain(TOOL_INPUT);
   });
 });
 

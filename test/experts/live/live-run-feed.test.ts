@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { LiveEvent, LiveMessage, LiveRun } from "../../../src/experts/live/live-events";
-import { IN_FLIGHT_TTL_MS, MAX_LIVE_RUNS, SOCKET_EXPIRES_HEADER } from "../../../src/experts/live/live-run-feed";
+import type { LiveEvent, LiveMessage, LiveRun, LiveWait } from "../../../src/experts/live/live-events";
+import { ENDED_TTL_MS, IN_FLIGHT_TTL_MS, MAX_LIVE_RUNS, MAX_RECENT_ENDED, SOCKET_EXPIRES_HEADER } from "../../../src/experts/live/live-run-feed";
 import { waitFor } from "../../support/wait-for";
 
 /** A feed of its own per test, so tests neither see nor disturb each other's runs. */
@@ -50,9 +50,11 @@ function started(runId: string, at = Date.now()): LiveEvent {
 
 const step = (runId: string, n: number): LiveEvent => ({ type: "run-step", at: Date.now(), runId, step: n, maxSteps: 4, activity: `calling fx__echo (${n})` });
 
-const ended = (runId: string): LiveEvent => ({
+const waiting = (runId: string, wait: LiveWait | null): LiveEvent => ({ type: "run-waiting", at: Date.now(), runId, waiting: wait });
+
+const ended = (runId: string, at = Date.now()): LiveEvent => ({
   type: "run-ended",
-  at: Date.now(),
+  at,
   runId,
   skill: "docs",
   expert: "search_docs",
@@ -70,7 +72,10 @@ const typesFor = (socket: OpenSocket, runId: string) =>
   socket.messages.flatMap((message) => {
     if (message.type === "snapshot") return [];
     const id = message.type === "run-started" ? message.run.runId : message.runId;
-    return id === runId ? [message.type === "run-step" ? `step ${message.step}` : message.type] : [];
+    if (id !== runId) return [];
+    if (message.type === "run-step") return [`step ${message.step}`];
+    if (message.type === "run-waiting") return [`waiting ${message.waiting?.on ?? "nothing"}`];
+    return [message.type];
   });
 
 describe("LiveRunFeed", () => {
@@ -82,7 +87,7 @@ describe("LiveRunFeed", () => {
     await feed.publish([step(runId, 2), ended(runId)]);
     for (const socket of [first, second]) {
       await waitFor("all four events on the socket", () => (typesFor(socket, runId).length === 4 ? true : undefined), 5_000);
-      expect(socket.messages[0]).toMatchObject({ type: "snapshot", runs: [] });
+      expect(socket.messages[0]).toMatchObject({ type: "snapshot", runs: [], recent: [] });
       expect(typesFor(socket, runId)).toEqual(["run-started", "step 1", "step 2", "run-ended"]);
     }
     first.ws.close(1000, "done");
@@ -129,16 +134,59 @@ describe("LiveRunFeed", () => {
     socket.ws.close(1000, "done");
   });
 
-  it("passes on the end of a run it never stored (it ended within the publisher's window) without storing it", async () => {
+  it("keeps the end of a run it never stored (it ended within the publisher's window) among the recently ended, and passes it on", async () => {
     const feed = freshFeed();
     const socket = await openSocket(feed);
     const runId = crypto.randomUUID();
     await feed.publish([ended(runId)]);
     await waitFor("the end", () => (typesFor(socket, runId).length > 0 ? true : undefined), 5_000);
     expect(typesFor(socket, runId)).toEqual(["run-ended"]);
-    const rows = await runInDurableObject(feed, (_instance, state) => state.storage.sql.exec(`SELECT COUNT(*) AS n FROM live_runs`).one().n);
-    expect(rows).toBe(0);
+    const snapshot = await feed.snapshot();
+    expect(snapshot.runs).toEqual([]);
+    expect(snapshot.recent).toEqual([ended(runId, snapshot.recent[0]?.at)]);
     socket.ws.close(1000, "done");
+  });
+
+  it(`shows a socket opened after runs ended the last ${MAX_RECENT_ENDED} of them, newest first, for ${ENDED_TTL_MS / 60_000} minutes`, async () => {
+    const feed = freshFeed();
+    const at = Date.now();
+    const ids = Array.from({ length: MAX_RECENT_ENDED + 2 }, (_, index) => `ended-${String(index).padStart(3, "0")}`);
+    for (const [index, id] of ids.entries()) await feed.publish([ended(id, at + index)]);
+    const late = await openSocket(feed);
+    const snapshot = await waitFor("the snapshot", () => late.messages.find((message) => message.type === "snapshot"), 5_000);
+    expect(snapshot.type === "snapshot" && snapshot.runs).toEqual([]);
+    expect(snapshot.type === "snapshot" && snapshot.recent.map((run) => run.runId)).toEqual(ids.slice(2).reverse());
+    // Names, counts and statuses only, as the event carried them.
+    expect(snapshot.type === "snapshot" && snapshot.recent[0]).toEqual(ended(ids.at(-1) ?? "", at + ids.length - 1));
+    late.ws.close(1000, "done");
+    // Forgotten ENDED_TTL_MS after they ended, by the alarm the first end set.
+    expect(await runInDurableObject(feed, (_instance, state) => state.storage.getAlarm())).toBe(at + ENDED_TTL_MS);
+    expect((await feed.snapshot(at + ids.length - 1 + ENDED_TTL_MS + 1)).recent).toEqual([]);
+  });
+
+  it("tells what a run waits on and since when, replacing the wait before, and keeps it for a socket opened later", async () => {
+    const feed = freshFeed();
+    const socket = await openSocket(feed);
+    const runId = crypto.randomUUID();
+    const at = Date.now();
+    await feed.publish([started(runId, at), waiting(runId, { on: "model", since: at })]);
+    await feed.publish([step(runId, 1), waiting(runId, { on: "tool", name: "fx__echo", since: at + 5 })]);
+    await waitFor("four events", () => (typesFor(socket, runId).length === 4 ? true : undefined), 5_000);
+    expect(typesFor(socket, runId)).toEqual(["run-started", "waiting model", "step 1", "waiting tool"]);
+    expect((await feed.inFlight())[0]?.waiting).toEqual({ on: "tool", name: "fx__echo", since: at + 5 });
+    await feed.publish([waiting(runId, null)]);
+    expect((await feed.inFlight())[0]).not.toHaveProperty("waiting");
+    await feed.publish([waiting(runId, { on: "approval", name: "fx__delete", since: at + 9 })]);
+    const late = await openSocket(feed);
+    const snapshot = await waitFor("the snapshot", () => late.messages.find((message) => message.type === "snapshot"), 5_000);
+    expect(snapshot.type === "snapshot" && snapshot.runs[0]?.waiting).toEqual({ on: "approval", name: "fx__delete", since: at + 9 });
+    // A wait of an ended run changes nothing.
+    await feed.publish([ended(runId)]);
+    await feed.publish([waiting(runId, { on: "model", since: at + 20 })]);
+    expect(typesFor(socket, runId).at(-1)).toBe("run-ended");
+    expect(await feed.inFlight()).toEqual([]);
+    socket.ws.close(1000, "done");
+    late.ws.close(1000, "done");
   });
 
   it("expires a run that never ended, and sets its alarm for when it expires", async () => {
