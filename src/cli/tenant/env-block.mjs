@@ -51,6 +51,10 @@ class_name = "LegacySseSession"
 name = "LIVE_FEED"
 class_name = "LiveRunFeed"
 
+[[${env}.durable_objects.bindings]]
+name = "SKILL_LIMITER"
+class_name = "SkillLimiter"
+
 [[${env}.migrations]]
 tag = "v1"
 new_sqlite_classes = ["ExpertSession", "LegacySseSession"]
@@ -58,6 +62,10 @@ new_sqlite_classes = ["ExpertSession", "LegacySseSession"]
 [[${env}.migrations]]
 tag = "v2"
 new_sqlite_classes = ["LiveRunFeed"]
+
+[[${env}.migrations]]
+tag = "v3"
+new_sqlite_classes = ["SkillLimiter"]
 
 [[${env}.services]]
 binding = "SELF"

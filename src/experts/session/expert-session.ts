@@ -27,6 +27,8 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
+import { objectEnv } from "../limits/d1-call-path-seam";
+import { LimitCounters } from "../limits/limit-counters";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -48,10 +50,14 @@ export class ExpertSession extends DurableObject<Env> {
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
   private retentionDueAt: number | undefined;
   private readonly live: LivePublisher;
+  /** The user's usage counters of this skill (limits.per_user), copied to D1 by the alarm. */
+  private readonly counters: LimitCounters;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, objectEnv(env));
+    env = this.env;
     applySessionSchema(ctx.storage);
+    this.counters = new LimitCounters(ctx.storage.sql);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
@@ -76,7 +82,9 @@ export class ExpertSession extends DurableObject<Env> {
     void this.armAlarm(now);
     // Before any call is let in, so a cut-off run's slot is free for the next one.
     void ctx.blockConcurrencyWhile(() =>
-      releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
+      releaseAbandonedReservations(env, this.counters, ctx.storage).catch((error: unknown) =>
+        log("error", "abandoned run slots not freed", { error: String(error) }),
+      ),
     );
   }
 
@@ -93,7 +101,7 @@ export class ExpertSession extends DurableObject<Env> {
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
-    const limits = await checkRunLimits(this.env.DB, this.ctx.storage, request, skill.config, startedAt);
+    const limits = await checkRunLimits(this.env, this.counters, this.ctx.storage, request, skill.config, startedAt);
     if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
@@ -157,7 +165,7 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
-    await settleRunLimits(this.env.DB, this.ctx.storage, request.runId, limits.reservation, skill.config, expert, result.usage);
+    await settleRunLimits(this.env, this.counters, this.ctx.storage, request, limits.reservation, skill.config, expert, result.usage);
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
@@ -256,7 +264,7 @@ export class ExpertSession extends DurableObject<Env> {
     const oldest = oldestKept(this.ctx.storage.sql);
     const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
     this.retentionDueAt = retentionDue ?? undefined;
-    await setOrClearAlarm(this.ctx.storage, earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
+    await setOrClearAlarm(this.ctx.storage, earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.countersDue(now)));
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
@@ -267,13 +275,14 @@ export class ExpertSession extends DurableObject<Env> {
    * and turns) waits for its own time when this instance knows it.
    */
   override async alarm(): Promise<void> {
+    await this.counters.flush(this.env.DB);
     await this.indexOutbox.flush(this.env.DB);
     // Waiting for running tasks keeps the object alive; runs that end meanwhile (the tasks' own
     // among them) queue index rows, written right after.
     if ((await this.tasks.onAlarm()) > 0) await this.indexOutbox.flush(this.env.DB);
     const now = Date.now();
     if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
-      await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.tasks.nextDue(now), this.indexOutbox.dueAt()));
+      await setOrClearAlarm(this.ctx.storage, earliest(this.retentionDueAt, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.countersDue(now)));
       return;
     }
     await this.purgeExpired(now);
@@ -306,6 +315,11 @@ export class ExpertSession extends DurableObject<Env> {
    */
   private async armAlarm(now: number): Promise<void> {
     await alarmNoLaterThan(this.ctx.storage, Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
+  }
+
+  /** Counters not yet in D1 (a failed copy) are due again with the next index flush. */
+  private countersDue(now: number): number | null {
+    return this.counters.dirty() ? now + runIndexFlushDelay(this.env) : null;
   }
 
   private async armIndexFlush(): Promise<void> {

@@ -129,6 +129,7 @@ describe("slipsnisse tenant add", () => {
       "env.EXPERT_SESSION (ExpertSession)",
       "env.LEGACY_SSE (LegacySseSession)",
       "env.LIVE_FEED (LiveRunFeed)",
+      "env.SKILL_LIMITER (SkillLimiter)",
       "env.CACHE",
       "env.OAUTH_KV",
       "env.DB (slipsnisse-demo)",
