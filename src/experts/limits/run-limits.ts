@@ -8,7 +8,7 @@ import { SkillAccessRevokedError } from "./limit-errors";
 import { failedRun } from "../run/run-end";
 import type { LimitCounters } from "./limit-counters";
 import { runCostUsd } from "./run-cost";
-import { skillLimiterStub } from "./skill-limiter";
+import { type SkillLimiter, skillLimiterStub } from "./skill-limiter";
 import { refusalOf, subjectsOf, utcDay } from "./usage-counters";
 
 /** Durable Object KV key prefix of a run's skill-wide reservation while it runs (src/storage-keys.ts). */
@@ -25,6 +25,30 @@ export interface RunReservation {
 export type LimitCheck = { reservation: RunReservation | null } | { refused: ExpertCallResult };
 
 /**
+ * The session's stub of its skill's SkillLimiter, one for the object's life: calls through one
+ * stub arrive in order, so a settle sent without waiting reaches the limiter before the session's
+ * next reservation does.
+ */
+export interface LimiterOf {
+  (skill: string): DurableObjectStub<SkillLimiter>;
+  /** After a failed call: a stub that threw may stay broken, so the next call gets a new one. */
+  forget(): void;
+}
+
+export function limiterCache(env: Env): LimiterOf {
+  let cached: { skill: string; stub: DurableObjectStub<SkillLimiter> } | undefined;
+  const limiter = (skill: string) => {
+    if (cached?.skill !== skill) cached = { skill, stub: skillLimiterStub(env, skill) };
+    return cached.stub;
+  };
+  return Object.assign(limiter, {
+    forget: () => {
+      cached = undefined;
+    },
+  });
+}
+
+/**
  * The session's gate before a run: reserves the run's slot against the skill's limits, or
  * answers with the limit error (no run row, no model call, nothing counted). The user's
  * counters are the session's own (synchronous SQLite, no round trip); the skill's are one RPC
@@ -32,7 +56,7 @@ export type LimitCheck = { reservation: RunReservation | null } | { refused: Exp
  * cannot be reached refuses too: limits that cannot be checked are not limits.
  */
 export async function checkRunLimits(
-  env: Env,
+  limiter: LimiterOf,
   counters: LimitCounters,
   storage: DurableObjectStorage,
   request: ExpertCallRequest,
@@ -55,10 +79,11 @@ export async function checkRunLimits(
       }
       // Recorded before the RPC, so a restart while it is out still frees what it may have taken.
       storage.kv.put(`${RESERVATION_PREFIX}${request.runId}`, { skill: request.skill });
-      let refused: Awaited<ReturnType<ReturnType<typeof skillLimiterStub>["reserve"]>>;
+      let refused: Awaited<ReturnType<SkillLimiter["reserve"]>>;
       try {
-        refused = await skillLimiterStub(env, request.skill).reserve(request.runId, request.skill, subject.limits, day, startedAt);
+        refused = await limiter(request.skill).reserve(request.runId, request.skill, subject.limits, day, startedAt);
       } catch (error) {
+        limiter.forget();
         storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
         throw error;
       }
@@ -77,9 +102,13 @@ export async function checkRunLimits(
   }
 }
 
-/** Counts the run's tokens and cost and frees its in-flight slots; a failure is logged, never thrown into the answer. */
-export async function settleRunLimits(
-  env: Env,
+/**
+ * Counts the run's tokens and cost and frees its in-flight slots; a failure is logged, never
+ * thrown into the answer. The skill-wide settle is not waited for (one round trip off the
+ * answer's path): the returned promise, for `waitUntil`, ends when it is done.
+ */
+export function settleRunLimits(
+  limiter: LimiterOf,
   counters: LimitCounters,
   storage: DurableObjectStorage,
   request: ExpertCallRequest,
@@ -87,19 +116,24 @@ export async function settleRunLimits(
   config: SkillConfig,
   expert: ExpertConfig,
   usage: RunUsage,
-): Promise<void> {
+): Promise<void> | undefined {
   if (reservation === null) return;
   const cost = runCostUsd(config, expert.provider, expert.model, usage.inputTokens, usage.outputTokens);
   const tokens = usage.inputTokens + usage.outputTokens;
   const now = Date.now();
   if (reservation.perUser) counters.settle(request.runId, tokens, cost, now);
   if (!reservation.skillWide) return;
-  try {
-    await skillLimiterStub(env, request.skill).settle(request.runId, tokens, cost, now);
-    storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
-  } catch (error) {
-    log("error", "skill usage counters not settled", { error: error instanceof Error ? error.message : String(error) });
-  }
+  return limiter(request.skill)
+    .settle(request.runId, tokens, cost, now)
+    .then(
+      () => {
+        storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
+      },
+      (error: unknown) => {
+        limiter.forget();
+        log("error", "skill usage counters not settled", { error: error instanceof Error ? error.message : String(error) });
+      },
+    );
 }
 
 /**

@@ -13,7 +13,7 @@ import { resolveModel } from "../models/model-registry";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { resumeInput } from "./resume-input";
-import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
+import { checkRunLimits, type LimiterOf, limiterCache, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";
 import { failedRun } from "../run/run-end";
 import { PausedRuns } from "./paused-runs";
@@ -52,12 +52,15 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly live: LivePublisher;
   /** The user's usage counters of this skill (limits.per_user), copied to D1 by the alarm. */
   private readonly counters: LimitCounters;
+  /** The skill's SkillLimiter (limits.per_skill), through one stub so calls keep their order. */
+  private readonly limiter: LimiterOf;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, objectEnv(env));
     env = this.env;
     applySessionSchema(ctx.storage);
     this.counters = new LimitCounters(ctx.storage.sql);
+    this.limiter = limiterCache(env);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
@@ -101,7 +104,7 @@ export class ExpertSession extends DurableObject<Env> {
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
-    const limits = await checkRunLimits(this.env, this.counters, this.ctx.storage, request, skill.config, startedAt);
+    const limits = await checkRunLimits(this.limiter, this.counters, this.ctx.storage, request, skill.config, startedAt);
     if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
@@ -165,7 +168,8 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
-    await settleRunLimits(this.env, this.counters, this.ctx.storage, request, limits.reservation, skill.config, expert, result.usage);
+    const settled = settleRunLimits(this.limiter, this.counters, this.ctx.storage, request, limits.reservation, skill.config, expert, result.usage);
+    if (settled) this.ctx.waitUntil(settled);
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import { watchD1ForTests } from "../../../src/experts/limits/d1-call-path-seam";
 import { skillLimiterStub } from "../../../src/experts/limits/skill-limiter";
-import { countersOfDay } from "../../../src/experts/limits/usage-counters";
+import { countersOfDay, utcDay } from "../../../src/experts/limits/usage-counters";
+import { waitFor } from "../../support/wait-for";
 import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
@@ -55,6 +56,10 @@ describe("no D1 statement inside an expert call", () => {
 
     // Later, off the path: each object's alarm writes its counters (the seam sees these).
     for (const user of [dana, eve]) expect(await runDurableObjectAlarm(sessionOf(SKILL, user))).toBe(true);
+    // The session sends the skill-wide settle without waiting for it: the limiter has it once its slots are free.
+    await waitFor("the runs settled in the skill's limiter", async () =>
+      (await skillLimiterStub(env, SKILL).row(SKILL, utcDay(Date.now()))).in_flight === 0 ? true : undefined,
+    );
     expect(await runDurableObjectAlarm(skillLimiterStub(env, SKILL))).toBe(true);
     expect(statements.some((statement) => !statement.during && /usage_counters/.test(statement.sql))).toBe(true);
     const counters = await countersOfDay(env.DB, SKILL, Date.now());

@@ -25,6 +25,14 @@ async function skillRow(skill: string): Promise<CounterRow> {
   return skillLimiterStub(env, skill).row(skill, utcDay(Date.now()));
 }
 
+/** The skill's row once every ended run has settled there (the session sends the settle without waiting for it). */
+async function settledSkillRow(skill: string): Promise<CounterRow> {
+  return waitFor(`the runs of ${skill} settled in its limiter`, async () => {
+    const row = await skillRow(skill);
+    return row.in_flight === 0 ? row : undefined;
+  });
+}
+
 async function d1Row(subject: string) {
   return env.DB.prepare("SELECT runs, tokens, in_flight FROM usage_counters WHERE subject = ?").bind(subject).first();
 }
@@ -82,7 +90,7 @@ describe("usage limits", () => {
       `this skill's (all users together) runs_per_day in skill "limit-skill-runs" is 1 (used 1)`,
     );
     expect(model.doGenerateCalls).toHaveLength(1);
-    expect(await skillRow("limit-skill-runs")).toMatchObject({ runs: 1, in_flight: 0 });
+    expect(await settledSkillRow("limit-skill-runs")).toMatchObject({ runs: 1, in_flight: 0 });
     // D1 gets the skill's counters from the limiter's alarm, for the admin's usage pages.
     expect(await runDurableObjectAlarm(skillLimiterStub(env, "limit-skill-runs"))).toBe(true);
     expect(await d1Row("skill:limit-skill-runs")).toMatchObject({ runs: 1, in_flight: 0 });
@@ -151,7 +159,7 @@ describe("usage limits", () => {
     await abortAllDurableObjects();
     const result = await sessionOf("limit-skill-in-flight", alice).callExpert(callOf("limit-skill-in-flight", "answer", "again", {}, alice));
     expect(result).toMatchObject({ outcome: "ok", text: "after the restart" });
-    expect(await skillRow("limit-skill-in-flight")).toMatchObject({ runs: 2, in_flight: 0 });
+    expect(await settledSkillRow("limit-skill-in-flight")).toMatchObject({ runs: 2, in_flight: 0 });
   });
 
   it("a skill without limits writes no counters", async () => {
@@ -172,7 +180,7 @@ describe("usage limits", () => {
       expect(result.text).toContain(`your runs_per_day in skill "race-user" is 3 (used 3)`);
     expect(model.doGenerateCalls).toHaveLength(3);
     // The refused ones undid nothing they did not take: the skill row counts only the 3.
-    expect(await skillRow("race-user")).toMatchObject({ runs: 3, tokens: 42, in_flight: 0 });
+    expect(await settledSkillRow("race-user")).toMatchObject({ runs: 3, tokens: 42, in_flight: 0 });
     expect(await userRow("race-user", alice)).toEqual({ runs: 3, tokens: 42, cost_usd: 0, in_flight: 0 });
     await runDurableObjectAlarm(sessionOf("race-user", alice));
     expect(await d1Row(userSubject("race-user", alice.userId))).toEqual({ runs: 3, tokens: 42, in_flight: 0 });
@@ -184,7 +192,7 @@ describe("usage limits", () => {
     const results = await Promise.all(users.map((user) => sessionOf("race-skill", user).callExpert(callOf("race-skill", "answer", "race", {}, user))));
     expect(results.filter((result) => result.outcome === "ok")).toHaveLength(3);
     expect(model.doGenerateCalls).toHaveLength(3);
-    expect(await skillRow("race-skill")).toMatchObject({ runs: 3, in_flight: 0 });
+    expect(await settledSkillRow("race-skill")).toMatchObject({ runs: 3, in_flight: 0 });
   });
 
   it("a limit of 0 refuses every run", async () => {
