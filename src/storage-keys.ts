@@ -14,7 +14,9 @@
  *                     are kept (and limits enforced) by the object that owns the subject, the
  *                     user's ExpertSession or the skill's SkillLimiter (limit_counters below), and
  *                     each object's alarm writes its changed rows here (absolute values) about a
- *                     second after a change, so no D1 statement runs on a call's path. Deleted by
+ *                     second after a change, so no D1 statement runs on a call's path. (The objects
+ *                     never read D1's rows back: on the day this design is first deployed, counting
+ *                     restarts from zero and D1's rows of that day are overwritten.) Deleted by
  *                     the retention sweep once older than the longest retention.
  *   members           user_id → login, email, role, idp, first_seen_at, last_seen_at
  *                     (src/auth/member-directory.ts). Upserted at sign-in and at most once per
