@@ -14,6 +14,7 @@ import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
 export { UserConnections } from "./downstream/connections/user-connections";
 export { LiveRunFeed } from "./experts/live/live-run-feed";
 export { ExpertSession } from "./experts/session/expert-session";
+export { SkillLimiter } from "./experts/limits/skill-limiter";
 export { LegacySseSession } from "./mcp/legacy-sse/legacy-sse-session";
 
 // The provider's helpers are read lazily, at request time, once `worker` below exists.

@@ -10,10 +10,14 @@
  *   skills            name → current_version, updated_at. The live pointer; no row = not served.
  *   usage_counters    (subject, UTC day) → runs, tokens, cost_usd, in_flight for the catalog's `limits`
  *                     (src/experts/limits/usage-counters.ts); subject `skill:<skill>` or
- *                     `user:<skill>:<user id>`. Reserved with one conditional upsert before the model
- *                     call, settled when the run ends; D1, not a Durable Object per user, because
- *                     the skill-wide counter spans every user's session. Deleted by the retention
- *                     sweep once older than the longest retention.
+ *                     `user:<skill>:<user id>`. A copy for the admin's usage pages: the counters
+ *                     are kept (and limits enforced) by the object that owns the subject, the
+ *                     user's ExpertSession or the skill's SkillLimiter (limit_counters below), and
+ *                     each object's alarm writes its changed rows here (absolute values) about a
+ *                     second after a change, so no D1 statement runs on a call's path. (The objects
+ *                     never read D1's rows back: on the day this design is first deployed, counting
+ *                     restarts from zero and D1's rows of that day are overwritten.) Deleted by
+ *                     the retention sweep once older than the longest retention.
  *   members           user_id → login, email, role, idp, first_seen_at, last_seen_at
  *                     (src/auth/member-directory.ts). Upserted at sign-in and at most once per
  *                     MEMBER_SEEN_INTERVAL_MS per user on API use; the admin's member list.
@@ -85,9 +89,18 @@
  *                     the object's alarm writes them to D1 in batches
  *                     (src/experts/session/run-index-outbox.ts). Deleted once written; dropped
  *                     (logged) only if still unwritten when its run passes retention.
+ *   limit_counters, limit_runs  this user's usage counters of the skill (limits.per_user) per UTC
+ *                     day, with the version last copied to D1, and the runs holding an in-flight slot
+ *                     (src/experts/limits/limit-counters.ts); days before yesterday are deleted once
+ *                     in D1. A restart frees the slots (nothing runs in a fresh instance).
  *   session_migrations     which schema migrations this object has applied.
- *   KV limit-reservation:<runId>  a limited run's usage_counters reservation (day, subjects) while
- *                     it runs (src/experts/limits/run-limits.ts); a restart frees what it left.
+ *   KV limit-reservation:<runId>  { skill } while a run holds a slot in the skill's SkillLimiter
+ *                     (src/experts/limits/run-limits.ts); a restart frees what it left there.
+ *
+ * Durable Object SkillLimiter (SQLite, one per tenant+skill), src/experts/limits/skill-limiter.ts:
+ *   limit_counters, limit_runs  the skill-wide counters (limits.per_skill) and the runs holding a
+ *                     slot, as above; every user's session reserves here with one RPC, and the
+ *                     object's alarm copies changed rows to D1's usage_counters.
  *
  * Durable Object UserConnections (SQLite, one per tenant and member, `<tenant>:user:<user id>`, and
  * one for the team, `<tenant>:team`), schema in src/downstream/connections/connection-schema.ts:

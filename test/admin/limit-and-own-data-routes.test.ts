@@ -1,8 +1,11 @@
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import type { UserProps } from "../../src/auth/user-props";
 import { contextWithProps } from "../../src/execution-context";
+import { skillLimiterStub } from "../../src/experts/limits/skill-limiter";
+import { utcDay } from "../../src/experts/limits/usage-counters";
+import { waitFor } from "../support/wait-for";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../support/workers/session-helpers";
 import { admin } from "./admin-test-client";
@@ -28,6 +31,12 @@ describe("usage against limits (admin) and a member's own data", () => {
     await env.DB.exec("DELETE FROM usage_counters");
     models.play([{ text: "ok", outputTokens: 5 }]);
     await sessionOf("limits-view", lena).callExpert(callOf("limits-view", "answer", "q", {}, lena));
+    // The session and the skill's limiter copy their counters to D1 from their alarms (a second later in production).
+    expect(await runDurableObjectAlarm(sessionOf("limits-view", lena))).toBe(true);
+    await waitFor("the run settled in the skill's limiter", async () =>
+      (await skillLimiterStub(env, "limits-view").row("limits-view", utcDay(Date.now()))).in_flight === 0 ? true : undefined,
+    );
+    expect(await runDurableObjectAlarm(skillLimiterStub(env, "limits-view"))).toBe(true);
     const { status, body } = await admin("GET", "/skills/limits-view/limits");
     expect(status).toBe(200);
     expect(body).toMatchObject({

@@ -16,8 +16,9 @@ export function expert(name: string, model: string, tools: Record<string, string
 }
 
 /**
- * Two skills: `default` (/mcp) with one expert per latency scenario over the fixture echo
- * server, and `wide` (/s/wide/mcp) with two experts over three servers of 72 tools, the shape
+ * Three skills: `default` (/mcp) with one expert per latency scenario over the fixture echo
+ * server, `limited` (/s/limited/mcp) the same no_tools expert under per-user and skill-wide
+ * limits, and `wide` (/s/wide/mcp) with two experts over three servers of 72 tools, the shape
  * whose tool surface the context figure compares.
  */
 export function benchCatalog(echoMcpUrl: string, wide: ManyToolsServer[], modelBaseUrl: string): CatalogInput {
@@ -38,6 +39,15 @@ export function benchCatalog(echoMcpUrl: string, wide: ManyToolsServer[], modelB
             mode: "route" as const,
           },
         ],
+      },
+      // The cost of limits on a call (AB `limited`): per-user and skill-wide counters, never reached.
+      limited: {
+        limits: {
+          per_user: { runs_per_day: 1_000_000, tokens_per_day: 1_000_000_000 },
+          per_skill: { runs_per_day: 1_000_000, runs_in_flight: 1_000 },
+        },
+        servers: { echo: { url: echoMcpUrl, transport: "streamable-http" } },
+        experts: [expert("no_tools", "no-tools", { echo: ["echo"] }, modelBaseUrl, "Answers without any downstream call.")],
       },
       wide: {
         servers: wideServers,

@@ -13,6 +13,7 @@ import { measureCpuProfile } from "./figures/cpu-profile";
 import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
 import { measureConnections } from "./figures/c1-connections";
+import { measureFloorGoals } from "./figures/floor-goals";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
 import { measureToolLists } from "./figures/m3-tool-lists";
@@ -86,6 +87,8 @@ export async function runBenchmark(args: string[]): Promise<void> {
       console.error(`[bench] ${name} done in ${Math.round((performance.now() - t) / 1000)} s`);
     };
     await step("F0", () => measureFloor(ctx));
+    // Issue 21's goals as ratios to the bench's own bare Worker (test/bench/floor/), same run.
+    await step("Goals", () => measureFloorGoals(ctx));
     let directEcho = summarize([]);
     await step("M1", async () => {
       const m1 = await measureDownstreamOverhead(ctx);

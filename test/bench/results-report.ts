@@ -30,6 +30,8 @@ const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ")
 
 export function renderMarkdown(run: BenchRun): string {
   const verdict = (pass: boolean | null) => (pass === null ? "—" : pass ? "pass" : "**fail**");
+  const goals = run.figures.filter((f) => f.id.startsWith("Goal ") || f.id.startsWith("Floor "));
+  const goalRows = goals.map((f) => `| ${cell(f.title)} | ${cell(f.value)} | ${cell(f.target)} | ${verdict(f.pass)} |`);
   const rows = run.figures.map((f) => `| ${f.id} | ${cell(f.title)} | ${cell(f.value)} | ${cell(f.target)} | ${verdict(f.pass)} |`);
   const notes = run.figures.filter((f) => f.note).map((f) => `- **${f.id}**: ${cell(f.note ?? "")}`);
   const failures = run.failures.map((f) => `- **${f.figure}** could not be measured: ${cell(f.error)}`);
@@ -41,6 +43,22 @@ export function renderMarkdown(run: BenchRun): string {
       "Regenerate with `npm run bench` (never part of `npm test`).",
     "",
     ...loadLine(run.machine),
+    ...(goals.length > 0
+      ? [
+          "## Goals (issue 21): ratios to the floor, measured in this run",
+          "",
+          "The floor is the bench's bare Worker (test/bench/floor/, its own `wrangler dev` beside the product's): A `createMcpHandler` with an " +
+            "echo tool, B plus a Durable Object hop, C plus N fetches from the object to the fake model. Samples interleaved pair by pair; " +
+            "absolute figures beside each ratio. Only the ratios are comparable between runs and machines.",
+          "",
+          "| goal | measured | target | result |",
+          "|---|---|---|---|",
+          ...goalRows,
+          "",
+          "## All figures",
+          "",
+        ]
+      : []),
     "| figure | what | value | target | result |",
     "|---|---|---|---|---|",
     ...rows,

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { saveSkill } from "../../src/catalog/catalog-store";
 import { skillSchema } from "../../src/catalog/catalog-schema";
-import { reserveRun } from "../../src/experts/limits/usage-counters";
+import { skillSubject, userSubject, utcDay, writeCounters } from "../../src/experts/limits/usage-counters";
 import { uniqueSkill } from "../support/catalog-test-data";
 import { dashboardFetch } from "./dashboard-test-client";
 
@@ -11,7 +11,13 @@ describe("skills page", () => {
     const skill = uniqueSkill("limited");
     const config = skillSchema.parse({ limits: { per_user: { runs_per_day: 5 }, per_skill: { runs_in_flight: 1 } } });
     await saveSkill(env.DB, skill, config, { author: "seed" });
-    expect(await reserveRun(env.DB, skill, "dev-bob", config.limits, Date.now())).not.toBeNull();
+    // As the owning objects copy them to D1 (limit-counters.ts): one run of dev-bob in flight.
+    const day = utcDay(Date.now());
+    const counted = { day, runs: 1, tokens: 0, cost_usd: 0, in_flight: 1, updated_at: Date.now() };
+    await writeCounters(env.DB, [
+      { subject: userSubject(skill, "dev-bob"), ...counted },
+      { subject: skillSubject(skill), ...counted },
+    ]);
     const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
     const section = page.slice(page.indexOf(`id="skill-${skill}"`));
     expect(section).toMatch(/<td>whole skill<\/td><td>1 <span class="muted">\(no limit\)<\/span><\/td>.*<span class="bad">1 of 1<\/span>/s);

@@ -55,6 +55,10 @@ class_name = "LiveRunFeed"
 name = "USER_CONNECTIONS"
 class_name = "UserConnections"
 
+[[${env}.durable_objects.bindings]]
+name = "SKILL_LIMITER"
+class_name = "SkillLimiter"
+
 [[${env}.migrations]]
 tag = "v1"
 new_sqlite_classes = ["ExpertSession", "LegacySseSession"]
@@ -66,6 +70,10 @@ new_sqlite_classes = ["LiveRunFeed"]
 [[${env}.migrations]]
 tag = "v3"
 new_sqlite_classes = ["UserConnections"]
+
+[[${env}.migrations]]
+tag = "v4"
+new_sqlite_classes = ["SkillLimiter"]
 
 [[${env}.services]]
 binding = "SELF"

@@ -6,23 +6,58 @@ import type { RunUsage } from "../run/expert-types";
 import { canUseSkill } from "../../catalog/skill-access";
 import { SkillAccessRevokedError } from "./limit-errors";
 import { failedRun } from "../run/run-end";
+import type { LimitCounters } from "./limit-counters";
 import { runCostUsd } from "./run-cost";
-import { type RunReservation, reserveRun, settleRun } from "./usage-counters";
+import { type SkillLimiter, skillLimiterStub } from "./skill-limiter";
+import { refusalOf, subjectsOf, utcDay } from "./usage-counters";
 
-/** Durable Object KV key prefix of a run's reservation while it runs (src/storage-keys.ts). */
+/** Durable Object KV key prefix of a run's skill-wide reservation while it runs (src/storage-keys.ts). */
 export const RESERVATION_PREFIX = "limit-reservation:";
 
-const reservationSchema = z.object({ day: z.string(), subjects: z.array(z.string()) });
+const reservationSchema = z.object({ skill: z.string() });
+
+/** A run's reserved slots: in the session's own counters, and in the skill's SkillLimiter when the skill has skill-wide limits. */
+export interface RunReservation {
+  skillWide: boolean;
+  perUser: boolean;
+}
 
 export type LimitCheck = { reservation: RunReservation | null } | { refused: ExpertCallResult };
 
 /**
+ * The session's stub of its skill's SkillLimiter, one for the object's life: calls through one
+ * stub arrive in order, so a settle sent without waiting reaches the limiter before the session's
+ * next reservation does.
+ */
+export interface LimiterOf {
+  (skill: string): DurableObjectStub<SkillLimiter>;
+  /** After a failed call: a stub that threw may stay broken, so the next call gets a new one. */
+  forget(): void;
+}
+
+export function limiterCache(env: Env): LimiterOf {
+  let cached: { skill: string; stub: DurableObjectStub<SkillLimiter> } | undefined;
+  const limiter = (skill: string) => {
+    if (cached?.skill !== skill) cached = { skill, stub: skillLimiterStub(env, skill) };
+    return cached.stub;
+  };
+  return Object.assign(limiter, {
+    forget: () => {
+      cached = undefined;
+    },
+  });
+}
+
+/**
  * The session's gate before a run: reserves the run's slot against the skill's limits, or
- * answers with the limit error (no run row, no model call, nothing counted). A counter store
- * that cannot be reached refuses too: limits that cannot be checked are not limits.
+ * answers with the limit error (no run row, no model call, nothing counted). The user's
+ * counters are the session's own (synchronous SQLite, no round trip); the skill's are one RPC
+ * to its SkillLimiter. No D1 on this path: both copy their counters to D1 later. A limiter that
+ * cannot be reached refuses too: limits that cannot be checked are not limits.
  */
 export async function checkRunLimits(
-  db: D1Database,
+  limiter: LimiterOf,
+  counters: LimitCounters,
   storage: DurableObjectStorage,
   request: ExpertCallRequest,
   config: SkillConfig,
@@ -31,47 +66,90 @@ export async function checkRunLimits(
   try {
     // Again here, not only at the endpoint: an open legacy SSE stream outlives an access change.
     if (!canUseSkill(config, request.user)) throw new SkillAccessRevokedError(request.skill);
-    const reservation = await reserveRun(db, request.skill, request.user.userId, config.limits, startedAt);
-    // Kept in the session's storage until settled, so a restart mid-run can free the slot.
-    if (reservation) storage.kv.put(`${RESERVATION_PREFIX}${request.runId}`, reservation);
+    const subjects = subjectsOf(request.skill, request.user.userId, config.limits);
+    if (subjects.length === 0) return { reservation: null };
+    const day = utcDay(startedAt);
+    const reservation: RunReservation = { skillWide: false, perUser: false };
+    for (const subject of subjects) {
+      if (subject.scope === "per_user") {
+        const refused = counters.reserve(request.runId, subject, day, startedAt);
+        if (refused) throw refusalOf(request.skill, subject, refused, startedAt);
+        reservation.perUser = true;
+        continue;
+      }
+      // Recorded before the RPC, so a restart while it is out still frees what it may have taken.
+      storage.kv.put(`${RESERVATION_PREFIX}${request.runId}`, { skill: request.skill });
+      let refused: Awaited<ReturnType<SkillLimiter["reserve"]>>;
+      try {
+        refused = await limiter(request.skill).reserve(request.runId, request.skill, subject.limits, day, startedAt);
+      } catch (error) {
+        limiter.forget();
+        storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
+        throw error;
+      }
+      if (refused) {
+        storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
+        throw refusalOf(request.skill, subject, refused, startedAt);
+      }
+      reservation.skillWide = true;
+    }
     return { reservation };
   } catch (error) {
+    // The per-user slot is the first taken; a skill-wide refusal gives it back uncounted.
+    counters.release(request.runId, startedAt);
     const result = failedRun(error, startedAt);
     return { refused: { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage } };
   }
 }
 
-/** Counts the run's tokens and cost and frees its in-flight slot; a failure is logged, never thrown into the answer. */
-export async function settleRunLimits(
-  db: D1Database,
+/**
+ * Counts the run's tokens and cost and frees its in-flight slots; a failure is logged, never
+ * thrown into the answer. The skill-wide settle is not waited for (one round trip off the
+ * answer's path): the returned promise, for `waitUntil`, ends when it is done.
+ */
+export function settleRunLimits(
+  limiter: LimiterOf,
+  counters: LimitCounters,
   storage: DurableObjectStorage,
-  runId: string,
+  request: ExpertCallRequest,
   reservation: RunReservation | null,
   config: SkillConfig,
   expert: ExpertConfig,
   usage: RunUsage,
-): Promise<void> {
+): Promise<void> | undefined {
   if (reservation === null) return;
   const cost = runCostUsd(config, expert.provider, expert.model, usage.inputTokens, usage.outputTokens);
-  try {
-    await settleRun(db, reservation, usage.inputTokens + usage.outputTokens, cost, Date.now());
-    storage.kv.delete(`${RESERVATION_PREFIX}${runId}`);
-  } catch (error) {
-    log("error", "usage counters not settled", { subjects: reservation.subjects.length, error: error instanceof Error ? error.message : String(error) });
-  }
+  const tokens = usage.inputTokens + usage.outputTokens;
+  const now = Date.now();
+  if (reservation.perUser) counters.settle(request.runId, tokens, cost, now);
+  if (!reservation.skillWide) return;
+  return limiter(request.skill)
+    .settle(request.runId, tokens, cost, now)
+    .then(
+      () => {
+        storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
+      },
+      (error: unknown) => {
+        limiter.forget();
+        log("error", "skill usage counters not settled", { error: error instanceof Error ? error.message : String(error) });
+      },
+    );
 }
 
 /**
  * At session start: the runs a restart cut off never settled, so their in-flight slots are
  * still taken. Frees them (their tokens are unknown and not counted); the run itself stays
- * counted for the day.
+ * counted for the day. The session's own slots are freed synchronously (nothing runs in a fresh
+ * instance); skill-wide ones with one RPC each to the skill's limiter (idempotent by run id).
  */
-export async function releaseAbandonedReservations(db: D1Database, storage: DurableObjectStorage): Promise<number> {
-  const pending = [...storage.kv.list<unknown>({ prefix: RESERVATION_PREFIX })];
-  for (const [key, value] of pending) {
+export async function releaseAbandonedReservations(env: Env, counters: LimitCounters, storage: DurableObjectStorage): Promise<number> {
+  const now = Date.now();
+  let freed = counters.settleAll(now);
+  for (const [key, value] of storage.kv.list<unknown>({ prefix: RESERVATION_PREFIX })) {
     const reservation = reservationSchema.safeParse(value);
-    if (reservation.success) await settleRun(db, reservation.data, 0, 0, Date.now());
+    if (reservation.success) await skillLimiterStub(env, reservation.data.skill).settle(key.slice(RESERVATION_PREFIX.length), 0, 0, now);
     storage.kv.delete(key);
+    freed += 1;
   }
-  return pending.length;
+  return freed;
 }

@@ -134,6 +134,7 @@ export class LivePublisher {
         if (due > 0 && !this.queue.some((event) => event.type === "run-ended")) await this.pause(due);
         const batch = this.queue.splice(0, MAX_BATCH);
         this.queuedSince = Date.now();
+        if (batch.length === 0) continue;
         try {
           this.stub ??= liveFeedStub(this.env);
           await this.stub.publish(batch);

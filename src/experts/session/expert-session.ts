@@ -14,7 +14,7 @@ import { resolveModel } from "../models/model-registry";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { resumeInput } from "./resume-input";
-import { checkRunLimits, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
+import { checkRunLimits, type LimiterOf, limiterCache, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";
 import { failedRun } from "../run/run-end";
 import { PausedRuns } from "./paused-runs";
@@ -29,6 +29,8 @@ import { SessionTasks } from "./session-tasks";
 import type { StoredTask, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
 import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
+import { objectEnv } from "../limits/d1-call-path-seam";
+import { LimitCounters } from "../limits/limit-counters";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -50,10 +52,17 @@ export class ExpertSession extends DurableObject<Env> {
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
   private retentionDueAt: number | undefined;
   private readonly live: LivePublisher;
+  /** The user's usage counters of this skill (limits.per_user), copied to D1 by the alarm. */
+  private readonly counters: LimitCounters;
+  /** The skill's SkillLimiter (limits.per_skill), through one stub so calls keep their order. */
+  private readonly limiter: LimiterOf;
 
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+    super(ctx, objectEnv(env));
+    env = this.env;
     applySessionSchema(ctx.storage);
+    this.counters = new LimitCounters(ctx.storage.sql);
+    this.limiter = limiterCache(env);
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
@@ -78,7 +87,9 @@ export class ExpertSession extends DurableObject<Env> {
     void this.armAlarm(now);
     // Before any call is let in, so a cut-off run's slot is free for the next one.
     void ctx.blockConcurrencyWhile(() =>
-      releaseAbandonedReservations(env.DB, ctx.storage).catch((error: unknown) => log("error", "abandoned run slots not freed", { error: String(error) })),
+      releaseAbandonedReservations(env, this.counters, ctx.storage).catch((error: unknown) =>
+        log("error", "abandoned run slots not freed", { error: String(error) }),
+      ),
     );
   }
 
@@ -95,7 +106,7 @@ export class ExpertSession extends DurableObject<Env> {
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
 
-    const limits = await checkRunLimits(this.env.DB, this.ctx.storage, request, skill.config, startedAt);
+    const limits = await checkRunLimits(this.limiter, this.counters, this.ctx.storage, request, skill.config, startedAt);
     if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
@@ -184,7 +195,8 @@ export class ExpertSession extends DurableObject<Env> {
       this.inFlight.delete(request.runId);
       if (key !== undefined) forget(this.byRequest, key, request.runId);
     }
-    await settleRunLimits(this.env.DB, this.ctx.storage, request.runId, limits.reservation, skill.config, expert, result.usage);
+    const settled = settleRunLimits(this.limiter, this.counters, this.ctx.storage, request, limits.reservation, skill.config, expert, result.usage);
+    if (settled) this.ctx.waitUntil(settled);
 
     const endedAt = Date.now();
     const stored = finishRunTrace(trace, result);
@@ -295,6 +307,7 @@ export class ExpertSession extends DurableObject<Env> {
    * and turns) waits for its own time when this instance knows it.
    */
   override async alarm(): Promise<void> {
+    await this.counters.flush(this.env.DB);
     await this.indexOutbox.flush(this.env.DB);
     // Waiting for running tasks keeps the object alive; runs that end meanwhile (the tasks' own
     // among them) queue index rows, written right after.
@@ -338,7 +351,7 @@ export class ExpertSession extends DurableObject<Env> {
 
   /** The earliest of the alarm's jobs (session-alarm.ts): retention, tasks, the index outbox, runs in flight. */
   private nextAlarm(retentionDue: number | null, now: number): number | null {
-    return earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.inFlightCheck(now));
+    return earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.inFlightCheck(now), this.countersDue(now));
   }
 
   /**
@@ -365,6 +378,11 @@ export class ExpertSession extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     const next = this.nextAlarm(this.retentionDueAt ?? now + DAY_MS, now);
     if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.ctx.storage.setAlarm(next);
+  }
+
+  /** Counters not yet in D1 (a failed copy) are due again with the next index flush. */
+  private countersDue(now: number): number | null {
+    return this.counters.dirty() ? now + runIndexFlushDelay(this.env) : null;
   }
 
   async run(runId: string): Promise<StoredRun | null> {

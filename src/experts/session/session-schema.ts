@@ -1,3 +1,5 @@
+import { LIMIT_COUNTER_TABLES } from "../limits/limit-counters";
+
 /**
  * The ExpertSession's SQLite tables (one Durable Object per tenant, skill and user). This is
  * the durable subset of a session: run records and thread histories. Live things (MCP clients,
@@ -19,6 +21,9 @@
  * run_index_outbox   an ended run's D1 run index row and tool-call rows (JSON) waiting for the
  *                    alarm's batched flush (run-index-outbox.ts), with its failed attempts and
  *                    retry time; deleted once written to D1.
+ * limit_counters     this user's usage counters of the skill (limits.per_user) per UTC day, with
+ *                    the version last copied to D1 (src/experts/limits/limit-counters.ts).
+ * limit_runs         the runs holding an in-flight slot in those counters.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -125,6 +130,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // Runs a restart cut off were recorded as "error" while the index said "interrupted": one name now.
   [`UPDATE runs SET outcome = 'interrupted' WHERE outcome = 'error' AND error LIKE 'interrupted: the session restarted%'`],
+  // The user's usage counters live here, reserved with no round trip; the alarm copies them to D1.
+  [...LIMIT_COUNTER_TABLES],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

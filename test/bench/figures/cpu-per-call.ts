@@ -12,7 +12,7 @@ const SCENARIOS = [
 /** Linux reports process CPU in clock ticks of 1/100 s (USER_HZ). */
 const MS_PER_TICK = 10;
 
-interface WorkerdCpu {
+export interface WorkerdCpu {
   /** The workerd that runs the Worker and its Durable Objects (wrangler starts it with the inspector). */
   worker: number;
   /** wrangler dev's entry workerd in front of it (routing the platform does at its edge). */
@@ -20,7 +20,7 @@ interface WorkerdCpu {
 }
 
 /** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting. */
-async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
+export async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
   const cpu: WorkerdCpu = { worker: 0, entry: 0 };
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -157,6 +157,7 @@ describe("slipsnisse tenant add", () => {
       "env.EXPERT_SESSION (ExpertSession)",
       "env.LEGACY_SSE (LegacySseSession)",
       "env.LIVE_FEED (LiveRunFeed)",
+      "env.SKILL_LIMITER (SkillLimiter)",
       "env.CACHE",
       "env.OAUTH_KV",
       "env.DB (slipsnisse-demo)",

@@ -20,6 +20,8 @@ export interface WranglerDevOptions {
   projectDir?: string;
   /** Keep the persisted D1/KV/DO state directory after stop (for debugging). */
   keepState?: boolean;
+  /** Apply the project's D1 migrations first (default true; a project without D1 has none). */
+  migrations?: boolean;
 }
 
 export interface WranglerDev {
@@ -74,7 +76,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   const projectDir = options.projectDir ?? repoRoot;
   const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
   try {
-    await applyMigrations(projectDir, persistDir);
+    if (options.migrations !== false) await applyMigrations(projectDir, persistDir);
     // freePort's port can be taken by another process before wrangler binds it (parallel runs
     // on one machine); only that failure is worth another try, on fresh ports.
     for (let attempt = 1; ; attempt++) {

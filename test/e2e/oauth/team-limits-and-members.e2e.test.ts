@@ -4,6 +4,7 @@ import { loadCatalog } from "../harness/catalog-admin";
 import { bearer, boundedFetch, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { runCli } from "../../unit/cli/cli-test-io";
 import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
+import { waitFor } from "../../support/wait-for";
 
 /**
  * Limits, skill access and members through `wrangler dev` with OAuth on: real sign-ins (dev
@@ -61,8 +62,13 @@ describe("team limits, skill access and members through wrangler dev", () => {
     } finally {
       await client.close();
     }
-    const limits = await boundedFetch(`${base}/admin/api/skills/default/limits`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
-    expect(await limits.json()).toMatchObject({ perUser: [{ userId: "dev-alice", runs_per_day: 1, runs_in_flight: 0 }] });
+    // The session copies its counters to D1 from its alarm, about a second after the run.
+    const usage = await waitFor("alice's counters in the admin's usage", async () => {
+      const limits = await boundedFetch(`${base}/admin/api/skills/default/limits`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
+      const body = (await limits.json()) as { perUser: unknown[] };
+      return body.perUser.length > 0 ? body : undefined;
+    });
+    expect(usage).toMatchObject({ perUser: [{ userId: "dev-alice", runs_per_day: 1, runs_in_flight: 0 }] });
   });
 
   it("a skill with access lists is a 403 for others and served to the users it names", async () => {

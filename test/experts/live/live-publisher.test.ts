@@ -177,6 +177,18 @@ describe("LivePublisher", () => {
     return { publisher, calls, kept, names };
   }
 
+  it("sends the end of a short run whether or not a page watches: a page opened later lists it among the recently finished", async () => {
+    const { publisher, calls, kept } = recordingPublisher();
+    const run = (runId: string) => ({ ...start, runId });
+    for (const runId of ["short-1", "short-2"]) {
+      publisher.started(run(runId));
+      publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
+      await Promise.all(kept);
+    }
+    const sent = calls.flat().map((event) => `${event.type} ${event.type === "run-started" ? event.run.runId : event.runId}`);
+    expect(sent).toEqual(["run-ended short-1", "run-ended short-2"]);
+  });
+
   it("sends a run that ends within the batch window as its end alone, in one call", async () => {
     const { publisher, kept, names } = recordingPublisher();
     publisher.started(start);

@@ -80,7 +80,18 @@ describe("slipsnisse tenant add --dry-run", () => {
     const written = await readFile(join(cwd, "wrangler.toml"), "utf8");
     expect(written.startsWith(original.trimEnd())).toBe(true);
     const block = written.slice(original.trimEnd().length);
-    expect(bindingNames(original)).toEqual(["AI", "CACHE", "DB", "EXPERT_SESSION", "LEGACY_SSE", "LIVE_FEED", "OAUTH_KV", "SELF", "USER_CONNECTIONS"]);
+    expect(bindingNames(original)).toEqual([
+      "AI",
+      "CACHE",
+      "DB",
+      "EXPERT_SESSION",
+      "LEGACY_SSE",
+      "LIVE_FEED",
+      "OAUTH_KV",
+      "SELF",
+      "SKILL_LIMITER",
+      "USER_CONNECTIONS",
+    ]);
     expect(bindingNames(block)).toEqual(bindingNames(original));
     expect(block).toContain('[env.acme]\nname = "slipsnisse-acme"');
     expect(block).toMatch(/\[\[env\.acme\.services\]\]\nbinding = "SELF"\nservice = "slipsnisse-acme"/);
