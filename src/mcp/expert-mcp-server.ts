@@ -15,7 +15,7 @@ import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../ex
 import { log } from "../observability/logger";
 import { prepareExpertCall } from "./expert-call-checks";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
-import { TASKS_CAPABILITY } from "./task-capability";
+import { TASKS_CAPABILITY, TASKS_EXTENSION } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
@@ -56,7 +56,13 @@ export interface ExpertServerContext {
 export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy", tasks = false }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
-    capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
+    // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
+    capabilities: {
+      tools: { listChanged },
+      resources: { listChanged: false },
+      ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
+      ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
+    },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
     cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },

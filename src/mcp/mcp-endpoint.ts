@@ -11,6 +11,7 @@ import { cachedListings, type CachedListings } from "../experts/tools/expert-too
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { serveTaskRequest } from "./expert-tasks";
+import { serveTasksExtension } from "./expert-tasks-extension";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { readBoundedBody } from "./request-body-limit";
 import { mayListTools } from "./tools-list-request";
@@ -116,8 +117,10 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     const body = await readBoundedBody(request);
     if (!body.ok) return body.response;
     cancels = cancelledRequestIds(body.bytes);
-    // MCP Tasks requests are answered before the SDK, which serves none (expert-tasks.ts).
-    const taskAnswer = await serveTaskRequest(request, body.bytes, { env, skill, user });
+    // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
+    // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
+    const taskAnswer =
+      (await serveTaskRequest(request, body.bytes, { env, skill, user })) ?? (await serveTasksExtension(request, body.bytes, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);

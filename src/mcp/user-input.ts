@@ -9,7 +9,7 @@ import {
 import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
-import type { ExpertCallResult, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
 
 /*
  * How a run reaches the human behind the MCP client, decided per request from the client's
@@ -90,17 +90,25 @@ export function inputRequiredFor(result: ExpertCallResult): InputRequiredResult 
   const question = result.question;
   if (result.outcome !== "paused" || !question || !result.thread || question.kind === "orchestrator") return undefined;
   const state: RequestState = { v: 1, thread: result.thread, kind: question.kind };
-  const prompt: UserPrompt =
-    question.kind === "approval"
-      ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
-      : { kind: "question", message: question.text };
   return inputRequired({
-    inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: prompt.message, requestedSchema: formOf(prompt) }) },
+    inputRequests: { [INPUT_KEY]: inputRequired.elicit(elicitationFor({ ...question, kind: question.kind })) },
     requestState: JSON.stringify(state),
   });
 }
 
-function approvalPrompt(question: NonNullable<ExpertCallResult["question"]>): string {
+/** The form elicitation that puts a paused run's question, or the calls it waits to have approved, to its user. */
+export function elicitationFor(question: PausedAnswer & { kind: "user" | "approval" }): {
+  message: string;
+  requestedSchema: ElicitRequestFormParams["requestedSchema"];
+} {
+  const prompt: UserPrompt =
+    question.kind === "approval"
+      ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
+      : { kind: "question", message: question.text };
+  return { message: prompt.message, requestedSchema: formOf(prompt) };
+}
+
+function approvalPrompt(question: PausedAnswer): string {
   const calls = (question.approvals ?? []).map((call) => `${call.name} with these arguments:\n${call.input}`);
   return `The expert wants to call ${calls.join("\nand ")}\nAllow ${calls.length === 1 ? "this call" : "these calls"}?`;
 }
@@ -122,10 +130,22 @@ export function retriedReply(
   if (!state.success) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
   const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
-  if (state.data.kind === "approval") {
+  return { thread: state.data.thread, ...decisionOf(state.data.kind, reply, expert.user_input_timeout_ms) };
+}
+
+/**
+ * What the user's elicitation reply decides for the paused run: an approval only on an explicit
+ * accept with `approve: true`; a question's answer, or the text saying it went unanswered.
+ */
+export function decisionOf(
+  kind: "user" | "approval",
+  reply: UserReply | { action: "failed" },
+  timeoutMs: number,
+): { approve: boolean; refusal?: "declined" | "cancelled" } | { answer: string } {
+  if (kind === "approval") {
     const approve = reply.action === "accept" && reply.approve === true;
-    return { thread: state.data.thread, approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
+    return { approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
   }
-  if (reply.action === "accept" && reply.answer !== undefined) return { thread: state.data.thread, answer: reply.answer };
-  return { thread: state.data.thread, answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, expert.user_input_timeout_ms) };
+  if (reply.action === "accept" && reply.answer !== undefined) return { answer: reply.answer };
+  return { answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, timeoutMs) };
 }

@@ -24,8 +24,8 @@ import { alarmNoLaterThan, earliest, setOrClearAlarm } from "./session-alarm";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
-import { SessionTasks } from "./session-tasks";
-import type { StoredTask, TaskOutcome } from "./task-store";
+import { SessionTasks, type TaskInputReply } from "./session-tasks";
+import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
 
 /**
@@ -280,8 +280,19 @@ export class ExpertSession extends DurableObject<Env> {
   }
 
   /** Starts `request` as an MCP task and returns at once; the run goes on in this object (session-tasks.ts). */
-  async startTask(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number): Promise<StoredTask> {
-    return this.tasks.start(taskId, request, structuredExpected, ttlMs);
+  async startTask(
+    taskId: string,
+    request: ExpertCallRequest,
+    structuredExpected: boolean,
+    ttlMs: number,
+    generation: TaskGeneration = "v1",
+  ): Promise<StoredTask> {
+    return this.tasks.start(taskId, request, structuredExpected, ttlMs, generation);
+  }
+
+  /** The user's reply to what a 2026-07-28 task waits for (tasks/update); false when it waits for no input keyed so. */
+  async answerTask(taskId: string, key: string, reply: TaskInputReply): Promise<boolean> {
+    return this.tasks.answer(taskId, key, reply);
   }
 
   async task(taskId: string): Promise<StoredTask | null> {

@@ -123,6 +123,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
        retry_at INTEGER NOT NULL DEFAULT 0
      )`,
   ],
+  // The 2026-07-28 Tasks extension: which protocol a task speaks, and the user input it waits for.
+  [`ALTER TABLE tasks ADD COLUMN generation TEXT NOT NULL DEFAULT 'v1'`, `ALTER TABLE tasks ADD COLUMN input_request TEXT`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */
