@@ -20,6 +20,7 @@ import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { registerRunResources } from "./run-resources";
+import { type CallStream, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -46,6 +47,8 @@ export interface ExpertServerContext {
   era?: "legacy" | "modern";
   /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
   tasks?: boolean;
+  /** The request's own SSE stream, for requests to the client mid-call on stateless Streamable HTTP. */
+  callStream?: CallStream;
 }
 
 /**
@@ -53,7 +56,17 @@ export interface ExpertServerContext {
  * protocol eras), exposing the skill's experts as tools. No state lives in the MCP session:
  * everything a follow-up needs is in the thread handle and the user's ExpertSession.
  */
-export function buildExpertServer({ env, skill, user, listChanged, connection, listings, era = "legacy", tasks = false }: ExpertServerContext): McpServer {
+export function buildExpertServer({
+  env,
+  skill,
+  user,
+  listChanged,
+  connection,
+  listings,
+  era = "legacy",
+  tasks = false,
+  callStream,
+}: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
     // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
@@ -79,7 +92,13 @@ export function buildExpertServer({ env, skill, user, listChanged, connection, l
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
-      (args, ctx) => callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, server.server.getClientCapabilities(), ctx, expert)),
+      (args, ctx) => {
+        // A stateless 2025 request's server saw no `initialize`: its connection id says what the client declared.
+        const stateless = server.server.getClientCapabilities() === undefined && era === "legacy" ? callStream : undefined;
+        const capabilities = stateless ? capabilitiesOfConnection(connection) : server.server.getClientCapabilities();
+        const routed = stateless ? routedRequester(stateless, sessionStub(env, skill.name, user.userId)) : undefined;
+        return callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, capabilities, ctx, expert, routed));
+      },
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
@@ -118,7 +137,7 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
+  { env, skill, user, connection }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,

@@ -10,20 +10,23 @@ import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
 import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+import type { ClientRequester } from "./mid-call-requests";
 
 /*
  * How a run reaches the human behind the MCP client, decided per request from the client's
  * declared capabilities and the protocol era (docs/platform-notes.md#elicitation):
- * - "elicit": a 2025-era connection that declared form elicitation at `initialize` and keeps a
- *   server for its whole life (legacy HTTP+SSE): the session calls back mid-call, and the
- *   callback sends `elicitation/create` on the call's own connection.
+ * - "elicit": a 2025-era client that declared form elicitation at `initialize`: the session calls
+ *   back mid-call, and the callback sends `elicitation/create` on the call's own connection. Over
+ *   legacy HTTP+SSE the connection keeps its server, which sends it; on stateless Streamable HTTP
+ *   the `Mcp-Session-Id` minted at `initialize` says what the client declared, the request is
+ *   written onto the call's SSE stream and the reply POST reaches the run through the user's
+ *   session (mid-call-requests.ts).
  * - "input-required": a 2026-07-28 request whose envelope declares elicitation. That era has no
  *   server-to-client requests; the run pauses (the same durable pause as ask-back), the call
  *   answers `input_required` with the elicitation embedded, and the client's retry, carrying the
  *   user's reply, resumes the run. SDK clients do the round trip inside `callTool`.
- * - "pause": everything else, including stateless 2025 Streamable HTTP: each POST reaches a
- *   fresh server that never saw `initialize` (so knows no capabilities) and whose reply POST
- *   would reach yet another one. The run pauses with a question or "approval needed" answer.
+ * - "pause": everything else, including a stateless 2025 client that does not send back the
+ *   `Mcp-Session-Id` it was given. The run pauses with a question or "approval needed" answer.
  */
 export type UserChannel = { kind: "elicit"; askUser: UserPrompter } | { kind: "input-required" } | { kind: "pause" };
 
@@ -35,17 +38,34 @@ export function supportsFormElicitation(capabilities: ClientCapabilities | undef
   return keys.length === 0 || "form" in elicitation;
 }
 
-export function userChannel(era: "legacy" | "modern", capabilities: ClientCapabilities | undefined, ctx: ServerContext, expert: ExpertConfig): UserChannel {
+export function userChannel(
+  era: "legacy" | "modern",
+  capabilities: ClientCapabilities | undefined,
+  ctx: ServerContext,
+  expert: ExpertConfig,
+  routed?: ClientRequester,
+): UserChannel {
   if (!supportsFormElicitation(capabilities)) return { kind: "pause" };
   if (era === "modern") return { kind: "input-required" };
   // The session applies the expert's timeout; the SDK's own is only a backstop a little later.
   const timeout = expert.user_input_timeout_ms + 5_000;
-  const askUser: UserPrompter = async (prompt) => {
-    const result = await ctx.mcpReq.elicitInput({ mode: "form", message: prompt.message, requestedSchema: formOf(prompt) }, { timeout });
-    return replyOf(result);
-  };
+  // Stateless 2025 Streamable HTTP: the request goes out on the call's stream and the reply comes
+  // back through the user's session (mid-call-requests.ts); a connection that keeps its server
+  // (legacy SSE) uses the SDK's own request.
+  const askUser: UserPrompter = routed
+    ? async (prompt) => {
+        const reply = await routed.request("elicitation/create", { mode: "form", message: prompt.message, requestedSchema: formOf(prompt) }, timeout);
+        if ("error" in reply) throw new Error(`The client refused the elicitation: ${reply.error.message.slice(0, 200)}`);
+        return replyOf(elicitResultSchema.parse(reply.result));
+      }
+    : async (prompt) => {
+        const result = await ctx.mcpReq.elicitInput({ mode: "form", message: prompt.message, requestedSchema: formOf(prompt) }, { timeout });
+        return replyOf(result);
+      };
   return { kind: "elicit", askUser };
 }
+
+const elicitResultSchema = z.looseObject({ action: z.enum(["accept", "decline", "cancel"]), content: z.record(z.string(), z.unknown()).optional() });
 
 /** An approval is one boolean, so accepting with false is a clear "no"; a question one string. */
 function formOf(prompt: UserPrompt): ElicitRequestFormParams["requestedSchema"] {

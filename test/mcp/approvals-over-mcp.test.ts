@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema as ElicitRequestSchemaV1 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { DedupeInboundTransport } from "../../src/downstream/dedupe-inbound-transport";
@@ -101,6 +104,53 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
     });
   }
 
+  for (const [label, reply, runs, outcome] of [
+    ["accepts", { action: "accept", content: { approve: true } }, 1, "approved"],
+    ["declines", { action: "decline" }, 0, "declined"],
+  ] as const) {
+    it(`stateless 2025 Streamable HTTP with elicitation (SDK v2): the user is asked mid-call on the call's stream and ${label}`, async () => {
+      const before = await erases();
+      script("Finished.");
+      const { client, shown } = await connect("2025", reply);
+      const result = await callCleaner(client);
+      expect(shown).toHaveLength(1);
+      expect(shown[0]).toContain("echo__erase");
+      expect(textOf(result)).toContain("Finished.");
+      expect(result._meta?.[META_QUESTION]).toBeUndefined();
+      expect(await erases()).toBe(before + runs);
+      const [run] = await sessionStub(env, skill, "local:dev").recentRuns(1);
+      const steps = await sessionStub(env, skill, "local:dev").steps(run?.id ?? "");
+      expect(JSON.stringify(steps)).toContain(`"outcome":"${outcome}"`);
+      await client.close();
+    });
+  }
+
+  it("stateless 2025 Streamable HTTP with elicitation (SDK v1 client): asked mid-call, an ask_user answer reaches the run", async () => {
+    model = scriptedModel([
+      { calls: [{ name: "ask_user", input: { question: "Which colour?" } }] },
+      (options) => ({
+        content: [{ type: "text", text: `The user said ${JSON.stringify(options.prompt).includes("teal") ? "teal" : "nothing"}.` }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    ]);
+    const shown: string[] = [];
+    const client = new ClientV1({ name: "approvals-test-v1", version: "0.0.0" }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchemaV1, async (request) => {
+      shown.push(request.params.message);
+      return { action: "accept", content: { answer: "teal" } };
+    });
+    await client.connect(new StreamableHTTPClientTransportV1(new URL(`http://localhost/s/${skill}/mcp`), { fetch: selfFetch }));
+    const result = await client.callTool({ name: "asker", arguments: { query: "Paint it." } });
+    expect(shown).toEqual(["Which colour?"]);
+    expect(textOf(result as { content?: unknown })).toContain("The user said teal.");
+    await client.close();
+  });
+
   it("legacy HTTP+SSE with elicitation: the user is asked mid-call, on the call's own connection", async () => {
     const before = await erases();
     script("Finished.");
@@ -114,7 +164,7 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
 
   for (const [label, kind, reply] of [
     ["a client without elicitation", "2026", undefined],
-    ["a stateless 2025 client, even one declaring elicitation", "2025", { action: "accept", content: { approve: true } }],
+    ["a stateless 2025 client without elicitation", "2025", undefined],
   ] as const) {
     it(`${label}: the run pauses with "approval needed", and approve: true resumes it`, async () => {
       const before = await erases();

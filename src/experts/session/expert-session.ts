@@ -24,6 +24,7 @@ import { alarmNoLaterThan, earliest, setOrClearAlarm } from "./session-alarm";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
+import { ClientReplies, type ClientReply } from "./client-replies";
 import { SessionTasks, type TaskInputReply } from "./session-tasks";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
@@ -43,6 +44,7 @@ export class ExpertSession extends DurableObject<Env> {
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly tasks: SessionTasks;
+  private readonly clientReplies = new ClientReplies();
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
   private readonly indexOutbox: RunIndexOutbox;
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
@@ -217,6 +219,19 @@ export class ExpertSession extends DurableObject<Env> {
    * (before the run started here) finds nothing, which the spec allows: a receiver may ignore a
    * cancel for a request it does not know.
    */
+  /**
+   * Waits for the client's reply to a request the MCP surface sent it on a stateless 2025 call's
+   * stream (client-replies.ts); the reply arrives by `deliverClientReply` from another request.
+   */
+  async awaitClientReply(requestId: string, timeoutMs: number): Promise<ClientReply> {
+    return this.clientReplies.wait(requestId, Math.min(Math.max(timeoutMs, 1), 3_600_000));
+  }
+
+  /** A client's reply to a request it was sent mid-call; false when no run here waits for it. */
+  async deliverClientReply(requestId: string, reply: ClientReply): Promise<boolean> {
+    return this.clientReplies.deliver(requestId, reply);
+  }
+
   async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
     const runIds = [...(this.byRequest.get(requestKey(ref)) ?? [])];
     if (runIds.length > 1) {
