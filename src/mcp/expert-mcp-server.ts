@@ -5,6 +5,7 @@ import {
   type CallToolResult,
   type InputRequiredResult,
   type JsonSchemaType,
+  type RegisteredTool,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
@@ -30,9 +31,9 @@ export interface ExpertServerContext {
   user: UserProps;
   /**
    * Whether the client can receive `notifications/tools/list_changed`, so `tools.listChanged`
-   * is advertised only then: 2026-07-28 clients through `subscriptions/listen`. Stateless 2025
-   * Streamable HTTP has no stream to send it on (GET is 405), and the legacy SSE session's
-   * server is built once and never learns of a catalog change.
+   * is advertised only then: 2026-07-28 clients through `subscriptions/listen`, and legacy SSE
+   * connections (their session swaps the tools: replaceExpertTools). Stateless 2025 Streamable
+   * HTTP has no stream to send it on (GET is 405).
    */
   listChanged: boolean;
   /** Tells the user's connections apart for cancels by request id (see McpRequestRef). */
@@ -68,19 +69,42 @@ export function buildExpertServer({
   callStream,
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
+    // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
+    // connection, after each call it made (a listen stream is shared by every user of the path).
+    // resources/list is never cached, so other clients see new runs when they re-list.
     // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
     capabilities: {
       tools: { listChanged },
-      resources: { listChanged: false },
+      resources: { listChanged: runsChanged(era, listChanged) },
       ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
       ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
     },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
     cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },
+    // A catalog change swaps every expert tool (replaceExpertTools): one notification, not one per tool.
+    debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
   registerRunResources(server, { env, skill: skill.name, user });
+  expertTools.set(server, registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged }));
+  return server;
+}
+
+/** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
+const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
+
+type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged">;
+
+/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
+function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
+  return era === "legacy" && listChanged;
+}
+
+function registerExpertTools(
+  server: McpServer,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged }: ToolContext,
+): RegisteredTool[] {
+  const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {
     const tool = server.registerTool(
       expert.name,
@@ -92,18 +116,32 @@ export function buildExpertServer({
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
-      (args, ctx) => {
+      async (args, ctx) => {
         // A stateless 2025 request's server saw no `initialize`: its connection id says what the client declared.
         const stateless = server.server.getClientCapabilities() === undefined && era === "legacy" ? callStream : undefined;
         const capabilities = stateless ? capabilitiesOfConnection(connection) : server.server.getClientCapabilities();
         const routed = stateless ? routedRequester(stateless, sessionStub(env, skill.name, user.userId)) : undefined;
-        return callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, capabilities, ctx, expert, routed));
+        const result = await callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, capabilities, ctx, expert, routed));
+        // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
+        if (runsChanged(era, listChanged)) void server.sendResourceListChanged();
+        return result;
       },
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
+    tools.push(tool);
   }
-  return server;
+  return tools;
+}
+
+/**
+ * Replaces a connected server's expert tools with `skill`'s (a new catalog version): the SDK
+ * tells the client with `notifications/tools/list_changed`, once (debounced), when the server
+ * advertises `tools.listChanged`.
+ */
+export function replaceExpertTools(server: McpServer, context: ToolContext): void {
+  for (const tool of expertTools.get(server) ?? []) tool.remove();
+  expertTools.set(server, registerExpertTools(server, context));
 }
 
 type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknown>>>;
