@@ -13,7 +13,8 @@ import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel } from "../support/workers/scripted-model";
 import { expertOf } from "../support/workers/session-helpers";
 import { textOf } from "./expert-test-setup";
-import { selfFetch } from "./mcp-test-client";
+import type { UserProps } from "../../src/auth/user-props";
+import { appFetchAs, selfFetch } from "./mcp-test-client";
 
 const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "approvals-mcp");
@@ -124,6 +125,38 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
       await client.close();
     });
   }
+
+  it("stateless 2025 Streamable HTTP: another user's reply naming the request id does not reach the run", async () => {
+    const ann: UserProps = { userId: "dev-reply-ann", login: "ann", role: "member" };
+    const ben: UserProps = { userId: "dev-reply-ben", login: "ben", role: "member" };
+    const before = await erases();
+    script("Finished.");
+    const client = new Client({ name: "approvals-test-ann", version: "0.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    const forged: number[] = [];
+    client.setRequestHandler("elicitation/create", async (_request, ctx) => {
+      // Ben answers Ann's prompt first, naming its request id: his reply reaches his own session.
+      const reply = { jsonrpc: "2.0", id: ctx.mcpReq.id, result: { action: "accept", content: { approve: true } } };
+      const response = await appFetchAs(ben, `http://localhost/s/${skill}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify(reply),
+      });
+      forged.push(response.status);
+      return { action: "decline" };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://localhost/s/${skill}/mcp`), { fetch: (input, init) => appFetchAs(ann, input, init) }),
+    );
+    const result = await callCleaner(client);
+    expect(forged).toEqual([202]);
+    expect(textOf(result)).toContain("Finished.");
+    // Ann's own decline decided: the erase never ran.
+    expect(await erases()).toBe(before);
+    const [run] = await sessionStub(env, skill, ann.userId).recentRuns(1);
+    const steps = await sessionStub(env, skill, ann.userId).steps(run?.id ?? "");
+    expect(JSON.stringify(steps)).toContain('"outcome":"declined"');
+    await client.close();
+  });
 
   it("stateless 2025 Streamable HTTP with elicitation (SDK v1 client): asked mid-call, an ask_user answer reaches the run", async () => {
     model = scriptedModel([
