@@ -162,6 +162,7 @@ function pendingInput(result: ExpertCallResult): PendingInput | undefined {
 function ending(result: ExpertCallResult, generation: TaskGeneration): [TerminalStatus, string] {
   if (result.outcome === "error") return generation === "v2" ? ["completed", "The run ended in an error."] : ["failed", result.text.slice(0, 1_000)];
   if (result.outcome === "cancelled") return ["cancelled", "The run was cancelled."];
-  if (result.outcome === "paused") return ["completed", "The expert asks a question: fetch the result."];
+  if (result.outcome === "paused")
+    return ["completed", generation === "v2" ? "The expert asks a question: see the result." : "The expert asks a question: fetch the result."];
   return ["completed", result.outcome === "budget_exhausted" ? "Done (a budget ran out)." : "Done."];
 }
