@@ -22,6 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { registerRunResources } from "./run-resources";
 import { type CallStream, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
+import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -121,7 +122,8 @@ function registerExpertTools(
         const stateless = server.server.getClientCapabilities() === undefined && era === "legacy" ? callStream : undefined;
         const capabilities = stateless ? capabilitiesOfConnection(connection) : server.server.getClientCapabilities();
         const routed = stateless ? routedRequester(stateless, sessionStub(env, skill.name, user.userId)) : undefined;
-        const result = await callExpert({ env, skill, user, connection }, expert, args, ctx, userChannel(era, capabilities, ctx, expert, routed));
+        const channel = userChannel(era, capabilities, ctx, expert, routed);
+        const result = await callExpert({ env, skill, user, connection }, expert, args, ctx, channel, callStream?.resumable?.id);
         // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
         if (runsChanged(era, listChanged)) void server.sendResourceListChanged();
         return result;
@@ -180,6 +182,7 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
+  resumableStream?: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   const split = splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
@@ -194,19 +197,15 @@ async function callExpert(
   const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
-  const onProgress =
-    progressToken === undefined
-      ? undefined
-      : (progress: StepProgress) =>
-          ctx.mcpReq.notify({
-            method: "notifications/progress",
-            params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
-          });
+  const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
+  // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
+  const stream = resumableStream === undefined ? undefined : streamRef(resumableStream, ctx.mcpReq.id, progressToken, expert.output_schema !== undefined);
   // Closing the stream (2026-07-28), or a cancel this server instance receives (legacy SSE keeps
-  // one instance per connection), aborts the run in the session.
+  // one instance per connection), aborts the run in the session; a dropped resumable stream only
+  // if its client does not reconnect with Last-Event-ID in time (ExpertSession.streamDropped).
   // The client is gone by then and workerd ends this invocation right after the abort event:
   // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
-  const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
+  const onAbort = () => waitUntil(stream ? stub.streamDropped(stream.id, RESUME_GRACE_MS).catch(() => undefined) : stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const decision = {
@@ -216,7 +215,7 @@ async function callExpert(
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(
-      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...decision },
+      { runId, skill: skill.name, expert: expert.name, args, user, mcpRequest, ...(thread ? { thread } : {}), ...(stream ? { stream } : {}), ...decision },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
     );

@@ -15,6 +15,7 @@ import { serveTasksExtension } from "./expert-tasks-extension";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
 import { readBoundedBody } from "./request-body-limit";
+import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
 
 /**
@@ -127,6 +128,18 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   const connection = request.headers.get("mcp-session-id") ?? undefined;
   const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
+  // A 2025-11-25 client resuming a call's stream after its connection dropped (resumable-calls.ts).
+  const last = request.method === "GET" ? lastEventOf(request) : undefined;
+  if (last) {
+    const resumed = await resumedStream(sessionStub(env, skill.name, user.userId), last);
+    return (
+      resumed ??
+      Response.json(
+        { jsonrpc: "2.0", id: null, error: { code: -32000, message: "No stream to resume under that Last-Event-ID for this user." } },
+        { status: 404 },
+      )
+    );
+  }
   let bounded = request;
   let cancels: Array<string | number> = [];
   let minted: string | undefined;
@@ -142,7 +155,10 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       if (only) return new Response(null, { status: 202 });
     }
     if (connection === undefined) minted = connectionIdFor(initializeCapabilities(body.bytes));
-    if (connection !== undefined && capabilitiesOfConnection(connection)) props.callStream = new CallStream();
+    const resumable = resumableCallId(request, body.bytes);
+    if (resumable !== undefined || (connection !== undefined && capabilitiesOfConnection(connection))) {
+      props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
+    }
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
     // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
     const taskAnswer =

@@ -82,20 +82,35 @@ export function clientRepliesIn(bytes: Uint8Array): { replies: Array<{ id: strin
 /**
  * The SSE response stream of one call, with room for this server's own requests between the SDK's
  * events (the SDK enqueues each event, and each keep-alive, as one whole chunk). Messages sent
- * before the response exists wait for it.
+ * before the response exists wait for it. A resumable stream (resumable-calls.ts) opens with a
+ * priming event carrying an id and `retry`, and numbers the SDK's events `<id>:<n>` (n from 1),
+ * the numbering the session keeps for a resumption; requests sent here carry no id.
  */
 export class CallStream {
   private controller: TransformStreamDefaultController<Uint8Array> | undefined;
   private readonly pending: string[] = [];
   private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+  private events = 0;
+
+  constructor(readonly resumable?: { id: string; retryMs: number }) {}
 
   /** The handler's response with this stream's messages joined in; a non-SSE response is returned as it is. */
   attach(response: Response): Response {
     if (!response.body || !response.headers.get("content-type")?.includes("text/event-stream")) return response;
+    const resumable = this.resumable;
     const transform = new TransformStream<Uint8Array, Uint8Array>({
       start: (controller) => {
         this.controller = controller;
+        if (resumable) controller.enqueue(this.encoder.encode(`id: ${resumable.id}:0\nretry: ${resumable.retryMs}\ndata: \n\n`));
         for (const frame of this.pending.splice(0)) controller.enqueue(this.encoder.encode(frame));
+      },
+      transform: (chunk, controller) => {
+        if (!resumable) return controller.enqueue(chunk);
+        const text = this.decoder.decode(chunk);
+        if (!text.startsWith("event: message\n") || text.includes("\nid: ")) return controller.enqueue(chunk);
+        this.events += 1;
+        controller.enqueue(this.encoder.encode(`event: message\nid: ${resumable.id}:${this.events}\n${text.slice("event: message\n".length)}`));
       },
     });
     return new Response(response.body.pipeThrough(transform), response);

@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
+import type { ResumableStreamRef } from "./resumable-streams";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
@@ -23,6 +24,8 @@ export interface ExpertCallRequest {
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;
+  /** A call whose SSE stream the client may resume after a dropped connection (resumable-streams.ts). */
+  stream?: ResumableStreamRef;
 }
 
 /**

@@ -25,6 +25,7 @@ import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
 import { ClientReplies, type ClientReply } from "./client-replies";
+import { ResumableStreams, type StreamReplay } from "./resumable-streams";
 import { SessionTasks, type TaskInputReply } from "./session-tasks";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
@@ -45,6 +46,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly tasks: SessionTasks;
   private readonly clientReplies = new ClientReplies();
+  private readonly streams = new ResumableStreams();
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
   private readonly indexOutbox: RunIndexOutbox;
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
@@ -87,6 +89,44 @@ export class ExpertSession extends DurableObject<Env> {
    * called for approvals and ask_user questions; without it such a run pauses instead.
    */
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
+    const stream = request.stream;
+    if (!stream) return this.runCall(request, onProgress, askUser);
+    // Kept here for a client that resumes the stream after its connection dropped (the run goes on).
+    this.streams.open(stream, request.runId);
+    const result = await this.runCall(
+      request,
+      (progress) => {
+        this.streams.progress(stream.id, progress);
+        return onProgress?.(progress);
+      },
+      askUser,
+    );
+    this.streams.finish(stream.id, result);
+    return result;
+  }
+
+  /** The events of a resumable call's stream after event `after` (waiting up to `waitMs` for one); null when unknown here. */
+  async resumeStream(streamId: string, after: number, waitMs: number): Promise<StreamReplay | null> {
+    return this.streams.after(streamId, after, Math.min(Math.max(waitMs, 0), 30_000));
+  }
+
+  /**
+   * A resumable call's stream dropped. The 2025 transport says a disconnect is no cancel, so the
+   * run goes on for a client that reconnects with Last-Event-ID within `graceMs`; a client that
+   * does not has left, and the run is cancelled as a disconnect always cancelled it.
+   */
+  async streamDropped(streamId: string, graceMs: number): Promise<void> {
+    const dropped = this.streams.dropped(streamId);
+    if (!dropped) return;
+    setTimeout(
+      () => {
+        if (dropped.check()) void this.cancel(dropped.runId);
+      },
+      Math.min(Math.max(graceMs, 0), 60_000),
+    );
+  }
+
+  private async runCall(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
     const startedAt = Date.now();
     const skill = await loadSkill(this.env, request.skill);
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
