@@ -82,7 +82,9 @@
  *   paused_runs            runs paused on an ask_back question or on calls awaiting approval, until
  *                          answered or decided (the turns, the waiting calls' arguments; no secrets).
  *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to run it
- *                     again after a restart) and its result, until the task's ttl runs out
+ *                     again after a restart) and its result, until the task's ttl runs out; the
+ *                     Tasks protocol it was created through (v1 2025-11-25, v2 the 2026-07-28
+ *                     extension) and, while it waits for its user, the paused run's question
  *                     (src/experts/session/task-store.ts).
  *   run_index_outbox       run_id → an ended run's D1 run_index row and run_tool_calls rows (JSON, the
  *                     same names, counts and times), with failed attempts and the retry time, until

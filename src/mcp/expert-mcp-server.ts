@@ -5,6 +5,7 @@ import {
   type CallToolResult,
   type InputRequiredResult,
   type JsonSchemaType,
+  type RegisteredTool,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { UserProps } from "../auth/user-props";
@@ -15,12 +16,14 @@ import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../ex
 import { log } from "../observability/logger";
 import { prepareExpertCall } from "./expert-call-checks";
 import { expertInputSchema, splitThread } from "./expert-tool-schema";
-import { TASKS_CAPABILITY } from "./task-capability";
+import { TASKS_CAPABILITY, TASKS_EXTENSION } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
+import { type CallStream, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
+import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -30,9 +33,9 @@ export interface ExpertServerContext {
   user: UserProps;
   /**
    * Whether the client can receive `notifications/tools/list_changed`, so `tools.listChanged`
-   * is advertised only then: 2026-07-28 clients through `subscriptions/listen`. Stateless 2025
-   * Streamable HTTP has no stream to send it on (GET is 405), and the legacy SSE session's
-   * server is built once and never learns of a catalog change.
+   * is advertised only then: 2026-07-28 clients through `subscriptions/listen`, and legacy SSE
+   * connections (their session swaps the tools: replaceExpertTools). Stateless 2025 Streamable
+   * HTTP has no stream to send it on (GET is 405).
    */
   listChanged: boolean;
   /** Tells the user's connections apart for cancels by request id (see McpRequestRef). */
@@ -49,6 +52,8 @@ export interface ExpertServerContext {
   tasks?: boolean;
   /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
   origin?: string;
+  /** The request's own SSE stream, for requests to the client mid-call on stateless Streamable HTTP. */
+  callStream?: CallStream;
 }
 
 /**
@@ -66,15 +71,45 @@ export function buildExpertServer({
   era = "legacy",
   tasks = false,
   origin,
+  callStream,
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
-    // No resources.listChanged: a run list changes with every call, and resources/list is never cached.
-    capabilities: { tools: { listChanged }, resources: { listChanged: false }, ...(tasks ? { tasks: TASKS_CAPABILITY } : {}) },
+    // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
+    // connection, after each call it made (a listen stream is shared by every user of the path).
+    // resources/list is never cached, so other clients see new runs when they re-list.
+    // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
+    capabilities: {
+      tools: { listChanged },
+      resources: { listChanged: runsChanged(era, listChanged) },
+      ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
+      ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
+    },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
     cacheHints: { "tools/list": { ttlMs: 60_000, cacheScope: "private" }, "resources/list": { ttlMs: 0, cacheScope: "private" } },
+    // A catalog change swaps every expert tool (replaceExpertTools): one notification, not one per tool.
+    debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
   registerRunResources(server, { env, skill: skill.name, user });
+  expertTools.set(server, registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged }));
+  return server;
+}
+
+/** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
+const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
+
+type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged">;
+
+/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
+function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
+  return era === "legacy" && listChanged;
+}
+
+function registerExpertTools(
+  server: McpServer,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged }: ToolContext,
+): RegisteredTool[] {
+  const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {
     const tool = server.registerTool(
       expert.name,
@@ -86,23 +121,42 @@ export function buildExpertServer({
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
-      (args, ctx) =>
-        callExpert(
+      async (args, ctx) => {
+        // A stateless 2025 request's server saw no `initialize`: its connection id says what the client declared.
+        const stateless = server.server.getClientCapabilities() === undefined && era === "legacy" ? callStream : undefined;
+        const capabilities = stateless ? capabilitiesOfConnection(connection) : server.server.getClientCapabilities();
+        const routed = stateless ? routedRequester(stateless, sessionStub(env, skill.name, user.userId)) : undefined;
+        const channel = userChannel(era, capabilities, ctx, expert, routed);
+        const result = await callExpert(
           { env, skill, user, connection, ...(origin === undefined ? {} : { origin }) },
           expert,
           args,
           ctx,
-          userChannel(era, server.server.getClientCapabilities(), ctx, expert),
-          {
-            era,
-            urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()),
-          },
-        ),
+          channel,
+          // URL-mode elicitation through the SDK's own request: a connection that kept its server (legacy SSE) or a 2026-07-28 request.
+          { era, urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()) },
+          callStream?.resumable?.id,
+        );
+        // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
+        if (runsChanged(era, listChanged)) void server.sendResourceListChanged();
+        return result;
+      },
     );
     // registerTool drops an `execution` given in its config (SDK 2.4.0); tools/list reads the field.
     if (tasks && expert.task !== "forbidden") tool.execution = { taskSupport: expert.task };
+    tools.push(tool);
   }
-  return server;
+  return tools;
+}
+
+/**
+ * Replaces a connected server's expert tools with `skill`'s (a new catalog version): the SDK
+ * tells the client with `notifications/tools/list_changed`, once (debounced), when the server
+ * advertises `tools.listChanged`.
+ */
+export function replaceExpertTools(server: McpServer, context: ToolContext): void {
+  for (const tool of expertTools.get(server) ?? []) tool.remove();
+  expertTools.set(server, registerExpertTools(server, context));
 }
 
 type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknown>>>;
@@ -136,12 +190,13 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks">,
+  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
   client: { era: "legacy" | "modern"; urlElicitation: boolean } = { era: "legacy", urlElicitation: false },
+  resumableStream?: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
   const connecting = client.era === "modern" ? connectRetry(ctx) : undefined;
@@ -161,19 +216,15 @@ async function callExpert(
   const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
-  const onProgress =
-    progressToken === undefined
-      ? undefined
-      : (progress: StepProgress) =>
-          ctx.mcpReq.notify({
-            method: "notifications/progress",
-            params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
-          });
+  const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
+  // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
+  const stream = resumableStream === undefined ? undefined : streamRef(resumableStream, ctx.mcpReq.id, progressToken, expert.output_schema !== undefined);
   // Closing the stream (2026-07-28), or a cancel this server instance receives (legacy SSE keeps
-  // one instance per connection), aborts the run in the session.
+  // one instance per connection), aborts the run in the session; a dropped resumable stream only
+  // if its client does not reconnect with Last-Event-ID in time (ExpertSession.streamDropped).
   // The client is gone by then and workerd ends this invocation right after the abort event:
   // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
-  const onAbort = () => waitUntil(stub.cancel(runId).catch(() => false));
+  const onAbort = () => waitUntil(stream ? stub.streamDropped(stream.id, RESUME_GRACE_MS).catch(() => undefined) : stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const decision = {
@@ -192,6 +243,7 @@ async function callExpert(
         mcpRequest,
         ...originOf(env, ctx, origin),
         ...(thread ? { thread } : {}),
+        ...(stream ? { stream } : {}),
         ...decision,
         ...(connecting?.accepted ? { awaitConnect: { flowId: connecting.flowId, connection: connecting.connection } } : {}),
       },

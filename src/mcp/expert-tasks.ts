@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../catalog/catalog-schema";
+import type { ExpertCallRequest } from "../experts/session/expert-call";
 import { sessionStub } from "../experts/session/session-name";
 import { DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS, type StoredTask } from "../experts/session/task-store";
 import { log } from "../observability/logger";
@@ -129,7 +130,20 @@ async function answer(message: Message, { env, skill, user }: TaskContext): Prom
   }
 }
 
-async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, ttl: number | undefined, { env, skill, user }: TaskContext) {
+async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, ttl: number | undefined, context: TaskContext) {
+  const request = await validatedTaskCall(expert, rawArgs, context);
+  const ttlMs = Math.min(ttl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
+  const task = await sessionStub(context.env, context.skill.name, context.user.userId).startTask(
+    crypto.randomUUID(),
+    request,
+    expert.output_schema !== undefined,
+    ttlMs,
+  );
+  return { task: wireTask(task) };
+}
+
+/** A task's call, checked as the SDK checks a plain call's arguments: refused with -32602 before any task exists. */
+export async function validatedTaskCall(expert: ExpertConfig, rawArgs: Record<string, unknown>, { skill, user }: TaskContext): Promise<ExpertCallRequest> {
   const validated = await compiledInputSchema(expert, skill.config.tool_policy)["~standard"].validate(rawArgs);
   if (validated.issues) {
     const issues = validated.issues.map((issue) => `${issue.path?.map(String).join(".") || "(arguments)"}: ${issue.message}`).join("; ");
@@ -138,8 +152,7 @@ async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>,
   const prepared = prepareExpertCall(skill.name, expert, splitThread(validated.value, expert));
   if (!prepared.ok) throw new TaskParamsInvalidError(textOf(prepared.refusal));
   const { args, thread, answer, approve } = prepared;
-  const ttlMs = Math.min(ttl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
-  const request = {
+  return {
     runId: crypto.randomUUID(),
     skill: skill.name,
     expert: expert.name,
@@ -149,8 +162,6 @@ async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>,
     ...(answer === undefined ? {} : { answer }),
     ...(approve === undefined ? {} : { approve }),
   };
-  const task = await sessionStub(env, skill.name, user.userId).startTask(crypto.randomUUID(), request, expert.output_schema !== undefined, ttlMs);
-  return { task: wireTask(task) };
 }
 
 /** The spec's tasks/result blocks until the task ends; this waits in bounded rounds. */

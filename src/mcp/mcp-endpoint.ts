@@ -11,9 +11,12 @@ import { cachedListings, type CachedListings } from "../experts/tools/expert-too
 import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { serveTaskRequest } from "./expert-tasks";
+import { serveTasksExtension } from "./expert-tasks-extension";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { earlyRefusal } from "./early-refusals";
+import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
 import { readBoundedBody } from "./request-body-limit";
+import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
 
 /**
@@ -38,10 +41,15 @@ const KEEP_ALIVE_MS = 250;
 interface RequestProps {
   user: UserProps;
   skill: CompiledSkill;
-  /** An `Mcp-Session-Id` the client sent (this server issues none, but a client may send one). */
+  /**
+   * An `Mcp-Session-Id` the client sent: one this server minted at `initialize` for a client that
+   * declared elicitation (mid-call-requests.ts), or any a client sends on its own.
+   */
   connection?: string;
   /** Cached downstream tool lists, read only for a request that lists tools (for annotations). */
   listings?: CachedListings;
+  /** The response stream, for requests to the client mid-call (mid-call-requests.ts). */
+  callStream?: CallStream;
 }
 
 /**
@@ -72,8 +80,18 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection, listings } = requestProps();
-        return buildExpertServer({ env, skill, user, connection, listings, listChanged: era === "modern", era, tasks: era === "legacy" });
+        const { user, skill, connection, listings, callStream } = requestProps();
+        return buildExpertServer({
+          env,
+          skill,
+          user,
+          connection,
+          listings,
+          listChanged: era === "modern",
+          era,
+          tasks: era === "legacy",
+          ...(callStream ? { callStream } : {}),
+        });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
       // client that closed the stream (its way to cancel) even when no progress is sent; a JSON
@@ -111,22 +129,50 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   const connection = request.headers.get("mcp-session-id") ?? undefined;
   const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
   issuedProps.set(props, props);
+  // A 2025-11-25 client resuming a call's stream after its connection dropped (resumable-calls.ts).
+  const last = request.method === "GET" ? lastEventOf(request) : undefined;
+  if (last) {
+    const resumed = await resumedStream(sessionStub(env, skill.name, user.userId), last);
+    return (
+      resumed ??
+      Response.json(
+        { jsonrpc: "2.0", id: null, error: { code: -32000, message: "No stream to resume under that Last-Event-ID for this user." } },
+        { status: 404 },
+      )
+    );
+  }
   let bounded = request;
   let cancels: Array<string | number> = [];
+  let minted: string | undefined;
   if (request.method === "POST") {
     const body = await readBoundedBody(request);
     if (!body.ok) return body.response;
     const refused = earlyRefusal(body.bytes);
     if (refused) return refused;
     cancels = cancelledRequestIds(body.bytes);
-    // MCP Tasks requests are answered before the SDK, which serves none (expert-tasks.ts).
-    const taskAnswer = await serveTaskRequest(request, body.bytes, { env, skill, user });
+    // A client's reply to a request sent mid-call goes to the run waiting in the caller's session.
+    const { replies, only } = clientRepliesIn(body.bytes);
+    if (replies.length > 0) {
+      const session = sessionStub(env, skill.name, user.userId);
+      await Promise.all(replies.map(({ id, reply }) => session.deliverClientReply(id, reply).catch(() => false)));
+      if (only) return new Response(null, { status: 202 });
+    }
+    if (connection === undefined) minted = connectionIdFor(initializeCapabilities(body.bytes));
+    const resumable = resumableCallId(request, body.bytes);
+    if (resumable !== undefined || (connection !== undefined && capabilitiesOfConnection(connection))) {
+      props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
+    }
+    // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
+    // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
+    const taskAnswer =
+      (await serveTaskRequest(request, body.bytes, { env, skill, user })) ?? (await serveTasksExtension(request, body.bytes, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
   }
-  const response = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));
+  const handled = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));
+  const response = withConnectionId(props.callStream ? props.callStream.attach(handled) : handled, minted);
   // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
   // instance that never saw the call and aborts nothing there: the caller's own session (the
   // path's skill, the signed-in user) finds the run by request id. Only once the handler has
@@ -137,6 +183,14 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
   }
   return withAllowOn405(response);
+}
+
+/** The `Mcp-Session-Id` minted for a client that declared elicitation, on its `initialize` answer. */
+function withConnectionId(response: Response, minted: string | undefined): Response {
+  if (minted === undefined || !response.ok) return response;
+  const headers = new Headers(response.headers);
+  headers.set("Mcp-Session-Id", minted);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /** RFC 9110 §15.5.6: a 405 names the methods the resource does support (GET opens no stream here). */

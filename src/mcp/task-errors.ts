@@ -7,6 +7,10 @@ import { SlipsnisseError } from "../errors";
  */
 export abstract class TaskRequestError extends SlipsnisseError {
   abstract readonly code: number;
+  /** The HTTP status the answer goes with: 200 unless the spec names another. */
+  readonly httpStatus: number = 200;
+  /** The JSON-RPC error's `data`, where the spec defines one. */
+  readonly data: Record<string, unknown> | undefined = undefined;
 }
 
 /** Also the answer for another user's task id: each session holds only its user's tasks. */
@@ -77,5 +81,35 @@ export class TaskParamsInvalidError extends TaskRequestError {
   readonly fix = "Fix the request as the message says and send it again.";
   constructor(readonly detail: string) {
     super(detail);
+  }
+}
+
+/**
+ * A 2026-07-28 request that needs the Tasks extension from a client that did not declare it in
+ * the request's `_meta` client capabilities (SEP-2575 "Missing Required Client Capabilities",
+ * SEP-2663): -32021 with HTTP 400, naming the capability in `data.requiredCapabilities`.
+ */
+export class TasksExtensionNotDeclaredError extends TaskRequestError {
+  readonly kind = "tasks-extension-not-declared";
+  readonly code = -32021;
+  override readonly httpStatus = 400;
+  override readonly data = { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+  readonly fix = "Declare the io.modelcontextprotocol/tasks extension in the request's client capabilities, or call a tool that does not need a task.";
+  constructor(readonly method: string) {
+    super(`${method} needs the io.modelcontextprotocol/tasks extension, which this request's client capabilities do not declare.`);
+  }
+}
+
+/** SEP-2243: a 2026-07-28 request's `Mcp-Method` / `Mcp-Name` header missing or not matching its body (-32020, HTTP 400). */
+export class RoutingHeaderMismatchError extends TaskRequestError {
+  readonly kind = "routing-header-mismatch";
+  readonly code = -32020;
+  override readonly httpStatus = 400;
+  readonly fix = "Send the Mcp-Method header with the request's method and Mcp-Name with its taskId (tasks/*) or tool name (tools/call).";
+  constructor(
+    readonly header: string,
+    readonly expected: string,
+  ) {
+    super(`The ${header} header must be "${expected.slice(0, 100)}" for this request.`);
   }
 }

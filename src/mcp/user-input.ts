@@ -9,22 +9,25 @@ import {
 import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
-import type { ExpertCallResult, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
 import { stripControlCharacters } from "../untrusted/control-characters";
+import type { ClientRequester } from "./mid-call-requests";
 
 /*
  * How a run reaches the human behind the MCP client, decided per request from the client's
  * declared capabilities and the protocol era (docs/platform-notes.md#elicitation):
- * - "elicit": a 2025-era connection that declared form elicitation at `initialize` and keeps a
- *   server for its whole life (legacy HTTP+SSE): the session calls back mid-call, and the
- *   callback sends `elicitation/create` on the call's own connection.
+ * - "elicit": a 2025-era client that declared form elicitation at `initialize`: the session calls
+ *   back mid-call, and the callback sends `elicitation/create` on the call's own connection. Over
+ *   legacy HTTP+SSE the connection keeps its server, which sends it; on stateless Streamable HTTP
+ *   the `Mcp-Session-Id` minted at `initialize` says what the client declared, the request is
+ *   written onto the call's SSE stream and the reply POST reaches the run through the user's
+ *   session (mid-call-requests.ts).
  * - "input-required": a 2026-07-28 request whose envelope declares elicitation. That era has no
  *   server-to-client requests; the run pauses (the same durable pause as ask-back), the call
  *   answers `input_required` with the elicitation embedded, and the client's retry, carrying the
  *   user's reply, resumes the run. SDK clients do the round trip inside `callTool`.
- * - "pause": everything else, including stateless 2025 Streamable HTTP: each POST reaches a
- *   fresh server that never saw `initialize` (so knows no capabilities) and whose reply POST
- *   would reach yet another one. The run pauses with a question or "approval needed" answer.
+ * - "pause": everything else, including a stateless 2025 client that does not send back the
+ *   `Mcp-Session-Id` it was given. The run pauses with a question or "approval needed" answer.
  */
 export type UserChannel = { kind: "elicit"; askUser: UserPrompter } | { kind: "input-required" } | { kind: "pause" };
 
@@ -36,18 +39,41 @@ export function supportsFormElicitation(capabilities: ClientCapabilities | undef
   return keys.length === 0 || "form" in elicitation;
 }
 
-export function userChannel(era: "legacy" | "modern", capabilities: ClientCapabilities | undefined, ctx: ServerContext, expert: ExpertConfig): UserChannel {
+export function userChannel(
+  era: "legacy" | "modern",
+  capabilities: ClientCapabilities | undefined,
+  ctx: ServerContext,
+  expert: ExpertConfig,
+  routed?: ClientRequester,
+): UserChannel {
   if (!supportsFormElicitation(capabilities)) return { kind: "pause" };
   if (era === "modern") return { kind: "input-required" };
   // The session applies the expert's timeout; the SDK's own is only a backstop a little later.
   const timeout = expert.user_input_timeout_ms + 5_000;
-  const askUser: UserPrompter = async (prompt) => {
-    const message = stripControlCharacters(prompt.message);
-    const result = await ctx.mcpReq.elicitInput({ mode: "form", message, requestedSchema: formOf(prompt) }, { timeout });
-    return replyOf(result);
-  };
+  // Stateless 2025 Streamable HTTP: the request goes out on the call's stream and the reply comes
+  // back through the user's session (mid-call-requests.ts); a connection that keeps its server
+  // (legacy SSE) uses the SDK's own request.
+  const askUser: UserPrompter = routed
+    ? async (prompt) => {
+        const reply = await routed.request(
+          "elicitation/create",
+          { mode: "form", message: stripControlCharacters(prompt.message), requestedSchema: formOf(prompt) },
+          timeout,
+        );
+        if ("error" in reply) throw new Error(`The client refused the elicitation: ${reply.error.message.slice(0, 200)}`);
+        return replyOf(elicitResultSchema.parse(reply.result));
+      }
+    : async (prompt) => {
+        const result = await ctx.mcpReq.elicitInput(
+          { mode: "form", message: stripControlCharacters(prompt.message), requestedSchema: formOf(prompt) },
+          { timeout },
+        );
+        return replyOf(result);
+      };
   return { kind: "elicit", askUser };
 }
+
+const elicitResultSchema = z.looseObject({ action: z.enum(["accept", "decline", "cancel"]), content: z.record(z.string(), z.unknown()).optional() });
 
 /** An approval is one boolean, so accepting with false is a clear "no"; a question one string. */
 function formOf(prompt: UserPrompt): ElicitRequestFormParams["requestedSchema"] {
@@ -92,17 +118,25 @@ export function inputRequiredFor(result: ExpertCallResult): InputRequiredResult 
   const question = result.question;
   if (result.outcome !== "paused" || !question || !result.thread || question.kind === "orchestrator") return undefined;
   const state: RequestState = { v: 1, thread: result.thread, kind: question.kind };
-  const prompt: UserPrompt =
-    question.kind === "approval"
-      ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
-      : { kind: "question", message: question.text };
   return inputRequired({
-    inputRequests: { [INPUT_KEY]: inputRequired.elicit({ message: stripControlCharacters(prompt.message), requestedSchema: formOf(prompt) }) },
+    inputRequests: { [INPUT_KEY]: inputRequired.elicit(elicitationFor({ ...question, kind: question.kind })) },
     requestState: JSON.stringify(state),
   });
 }
 
-function approvalPrompt(question: NonNullable<ExpertCallResult["question"]>): string {
+/** The form elicitation that puts a paused run's question, or the calls it waits to have approved, to its user. */
+export function elicitationFor(question: PausedAnswer & { kind: "user" | "approval" }): {
+  message: string;
+  requestedSchema: ElicitRequestFormParams["requestedSchema"];
+} {
+  const prompt: UserPrompt =
+    question.kind === "approval"
+      ? { kind: "approval", message: approvalPrompt(question), server: "", tool: "", arguments: "" }
+      : { kind: "question", message: question.text };
+  return { message: stripControlCharacters(prompt.message), requestedSchema: formOf(prompt) };
+}
+
+function approvalPrompt(question: PausedAnswer): string {
   const calls = (question.approvals ?? []).map((call) => `${call.name} with these arguments:\n${call.input}`);
   return `The expert wants to call ${calls.join("\nand ")}\nAllow ${calls.length === 1 ? "this call" : "these calls"}?`;
 }
@@ -124,10 +158,22 @@ export function retriedReply(
   if (!state.success) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
   const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
-  if (state.data.kind === "approval") {
+  return { thread: state.data.thread, ...decisionOf(state.data.kind, reply, expert.user_input_timeout_ms) };
+}
+
+/**
+ * What the user's elicitation reply decides for the paused run: an approval only on an explicit
+ * accept with `approve: true`; a question's answer, or the text saying it went unanswered.
+ */
+export function decisionOf(
+  kind: "user" | "approval",
+  reply: UserReply | { action: "failed" },
+  timeoutMs: number,
+): { approve: boolean; refusal?: "declined" | "cancelled" } | { answer: string } {
+  if (kind === "approval") {
     const approve = reply.action === "accept" && reply.approve === true;
-    return { thread: state.data.thread, approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
+    return { approve, ...(approve ? {} : { refusal: reply.action === "cancel" ? ("cancelled" as const) : ("declined" as const) }) };
   }
-  if (reply.action === "accept" && reply.answer !== undefined) return { thread: state.data.thread, answer: reply.answer };
-  return { thread: state.data.thread, answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, expert.user_input_timeout_ms) };
+  if (reply.action === "accept" && reply.answer !== undefined) return { answer: reply.answer };
+  return { answer: unansweredText(reply.action === "accept" ? "decline" : reply.action, timeoutMs) };
 }

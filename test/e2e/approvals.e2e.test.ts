@@ -52,20 +52,28 @@ describe("approvals end to end", () => {
   const approve: ElicitReply = { action: "accept", content: { approve: true } };
   const decline: ElicitReply = { action: "decline" };
 
-  // 2026-07-28: input_required, fulfilled inside callTool; legacy SSE: elicitation/create mid-call.
+  // 2026-07-28: input_required, fulfilled inside callTool; legacy SSE and stateless 2025
+  // Streamable HTTP: elicitation/create mid-call, on the call's own stream.
   const elicited: Array<[McpClientKind, ElicitReply, number]> = [
     ["v2-2026", approve, 1],
     ["v2-2026", decline, 0],
     ["v1-sse", approve, 1],
     ["v1-sse", decline, 0],
     ["v2-sse", approve, 1],
+    ["v2-sse-2025-06-18", approve, 1],
+    ["v2-sse-2025-06-18", decline, 0],
+    ["v2-2025", approve, 1],
+    ["v2-2025", decline, 0],
+    ["v2-2025-06-18", approve, 1],
+    ["v1-http", approve, 1],
   ];
   for (const [kind, reply, runs] of elicited) {
     it(`the user ${reply.action === "accept" ? "approves" : "declines"} through elicitation (${kind})`, async () => {
       const shown: string[] = [];
-      const url = kind.endsWith("-sse") ? `${dev.baseUrl}/sse` : `${dev.baseUrl}/mcp`;
+      const url = kind.includes("-sse") ? `${dev.baseUrl}/sse` : `${dev.baseUrl}/mcp`;
       const client = await connectMcpClient(kind, url, { elicit: (message) => answerAs(shown, message, reply) });
       try {
+        if (kind.endsWith("2025-06-18")) expect(client.protocolVersion).toBe("2025-06-18");
         const before = await erases();
         const record = `rec-${kind}-${reply.action}`;
         const result = await client.callTool("cleaner", { query: `Erase ${record}` });
@@ -81,11 +89,10 @@ describe("approvals end to end", () => {
     });
   }
 
-  // No elicitation declared, or a stateless 2025 connection, which cannot carry one.
+  // No elicitation declared.
   const paused: Array<[McpClientKind, boolean]> = [
     ["v1-http", false],
     ["v2-2025", false],
-    ["v2-2025", true],
   ];
   for (const [kind, declares] of paused) {
     it(`a client that cannot be asked gets "approval needed", then resumes with approve (${kind}${declares ? ", declaring elicitation" : ""})`, async () => {

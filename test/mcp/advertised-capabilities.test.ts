@@ -38,15 +38,15 @@ async function capabilitiesOf(kind: Kind, refused: Refused[]): Promise<{ listCha
 }
 
 /**
- * `tools.listChanged` is a promise to send `notifications/tools/list_changed`. Only 2026-07-28
- * clients can receive it (`subscriptions/listen`); a 2025 client on stateless Streamable HTTP
- * has no stream for it (its GET is refused) and the legacy SSE session's server never learns
- * of a catalog change, so neither is told it.
+ * `tools.listChanged` is a promise to send `notifications/tools/list_changed`. 2026-07-28
+ * clients receive it on `subscriptions/listen` and legacy SSE connections on their stream (the
+ * session swaps the tools when the catalog changes: test/mcp/legacy-sse.test.ts); a 2025 client
+ * on stateless Streamable HTTP has no stream for it (its GET is refused), so it is not told it.
  */
 describe("advertised capabilities per protocol era and transport", () => {
   useCatalogWithScriptedModels(askDocsCatalog("default"));
 
-  const expected: Record<Kind, boolean> = { "v2-2026": true, "v2-2025": false, "v1-http": false, "v2-sse": false, "v1-sse": false };
+  const expected: Record<Kind, boolean> = { "v2-2026": true, "v2-2025": false, "v1-http": false, "v2-sse": true, "v1-sse": true };
   for (const [kind, listChanged] of Object.entries(expected) as Array<[Kind, boolean]>) {
     it(`${kind} is ${listChanged ? "" : "not "}told tools.listChanged`, async () => {
       const refused: Refused[] = [];

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:test";
 import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema as ElicitRequestSchemaV1 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { DedupeInboundTransport } from "../../src/downstream/dedupe-inbound-transport";
@@ -10,7 +13,8 @@ import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel } from "../support/workers/scripted-model";
 import { expertOf } from "../support/workers/session-helpers";
 import { textOf } from "./expert-test-setup";
-import { selfFetch } from "./mcp-test-client";
+import type { UserProps } from "../../src/auth/user-props";
+import { appFetchAs, selfFetch } from "./mcp-test-client";
 
 const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "approvals-mcp");
@@ -101,6 +105,85 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
     });
   }
 
+  for (const [label, reply, runs, outcome] of [
+    ["accepts", { action: "accept", content: { approve: true } }, 1, "approved"],
+    ["declines", { action: "decline" }, 0, "declined"],
+  ] as const) {
+    it(`stateless 2025 Streamable HTTP with elicitation (SDK v2): the user is asked mid-call on the call's stream and ${label}`, async () => {
+      const before = await erases();
+      script("Finished.");
+      const { client, shown } = await connect("2025", reply);
+      const result = await callCleaner(client);
+      expect(shown).toHaveLength(1);
+      expect(shown[0]).toContain("echo__erase");
+      expect(textOf(result)).toContain("Finished.");
+      expect(result._meta?.[META_QUESTION]).toBeUndefined();
+      expect(await erases()).toBe(before + runs);
+      const [run] = await sessionStub(env, skill, "local:dev").recentRuns(1);
+      const steps = await sessionStub(env, skill, "local:dev").steps(run?.id ?? "");
+      expect(JSON.stringify(steps)).toContain(`"outcome":"${outcome}"`);
+      await client.close();
+    });
+  }
+
+  it("stateless 2025 Streamable HTTP: another user's reply naming the request id does not reach the run", async () => {
+    const ann: UserProps = { userId: "dev-reply-ann", login: "ann", role: "member" };
+    const ben: UserProps = { userId: "dev-reply-ben", login: "ben", role: "member" };
+    const before = await erases();
+    script("Finished.");
+    const client = new Client({ name: "approvals-test-ann", version: "0.0.0" }, { capabilities: { elicitation: { form: {} } } });
+    const forged: number[] = [];
+    client.setRequestHandler("elicitation/create", async (_request, ctx) => {
+      // Ben answers Ann's prompt first, naming its request id: his reply reaches his own session.
+      const reply = { jsonrpc: "2.0", id: ctx.mcpReq.id, result: { action: "accept", content: { approve: true } } };
+      const response = await appFetchAs(ben, `http://localhost/s/${skill}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify(reply),
+      });
+      forged.push(response.status);
+      return { action: "decline" };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://localhost/s/${skill}/mcp`), { fetch: (input, init) => appFetchAs(ann, input, init) }),
+    );
+    const result = await callCleaner(client);
+    expect(forged).toEqual([202]);
+    expect(textOf(result)).toContain("Finished.");
+    // Ann's own decline decided: the erase never ran.
+    expect(await erases()).toBe(before);
+    const [run] = await sessionStub(env, skill, ann.userId).recentRuns(1);
+    const steps = await sessionStub(env, skill, ann.userId).steps(run?.id ?? "");
+    expect(JSON.stringify(steps)).toContain('"outcome":"declined"');
+    await client.close();
+  });
+
+  it("stateless 2025 Streamable HTTP with elicitation (SDK v1 client): asked mid-call, an ask_user answer reaches the run", async () => {
+    model = scriptedModel([
+      { calls: [{ name: "ask_user", input: { question: "Which colour?" } }] },
+      (options) => ({
+        content: [{ type: "text", text: `The user said ${JSON.stringify(options.prompt).includes("teal") ? "teal" : "nothing"}.` }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage: {
+          inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+          outputTokens: { total: 1, text: 1, reasoning: undefined },
+        },
+        warnings: [],
+      }),
+    ]);
+    const shown: string[] = [];
+    const client = new ClientV1({ name: "approvals-test-v1", version: "0.0.0" }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchemaV1, async (request) => {
+      shown.push(request.params.message);
+      return { action: "accept", content: { answer: "teal" } };
+    });
+    await client.connect(new StreamableHTTPClientTransportV1(new URL(`http://localhost/s/${skill}/mcp`), { fetch: selfFetch }));
+    const result = await client.callTool({ name: "asker", arguments: { query: "Paint it." } });
+    expect(shown).toEqual(["Which colour?"]);
+    expect(textOf(result as { content?: unknown })).toContain("The user said teal.");
+    await client.close();
+  });
+
   it("legacy HTTP+SSE with elicitation: the user is asked mid-call, on the call's own connection", async () => {
     const before = await erases();
     script("Finished.");
@@ -114,7 +197,7 @@ describe("approvals over MCP: elicitation where the client can, the pause where 
 
   for (const [label, kind, reply] of [
     ["a client without elicitation", "2026", undefined],
-    ["a stateless 2025 client, even one declaring elicitation", "2025", { action: "accept", content: { approve: true } }],
+    ["a stateless 2025 client without elicitation", "2025", undefined],
   ] as const) {
     it(`${label}: the run pauses with "approval needed", and approve: true resumes it`, async () => {
       const before = await erases();

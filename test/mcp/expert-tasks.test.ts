@@ -215,17 +215,19 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     }
   });
 
-  it("2026-07-28 clients are offered no tasks (their Tasks extension is not served) and call as before", async () => {
+  it("2026-07-28 clients get Tasks through the extension, not the 2025-11-25 capability; a plain call of a required expert is -32021", async () => {
     models.play([{ text: "modern plain" }]);
     const client = new Client({ name: "tasks-test-2026", version: "0.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(URL_2025), { fetch: (input, init) => appFetchAs(ann, input, init) }));
     try {
       expect(client.getServerCapabilities()?.tasks).toBeUndefined();
+      expect(client.getServerCapabilities()?.extensions).toEqual({ "io.modelcontextprotocol/tasks": {} });
       const listed = await client.listTools();
       expect(listed.tools.map((tool) => tool.execution)).toEqual([undefined, undefined, undefined]);
-      // Even the `required` expert: without Tasks on this revision it runs as a plain call.
-      const result = await client.callTool({ name: "only_task", arguments: { query: "q" } });
-      expect(textOf(result)).toMatch(/^modern plain/);
+      // An optional expert from a client that did not declare the extension runs as a plain call.
+      expect(textOf(await client.callTool({ name: "ask_docs", arguments: { query: "q" } }))).toMatch(/^modern plain/);
+      // A required one cannot (SEP-2663 "Required Capabilities"): test/mcp/expert-tasks-extension.test.ts.
+      await expect(client.callTool({ name: "only_task", arguments: { query: "q" } })).rejects.toMatchObject({ code: -32021 });
     } finally {
       await client.close();
     }

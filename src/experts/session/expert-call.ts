@@ -1,6 +1,7 @@
 import type { UserProps } from "../../auth/user-props";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
 import type { ConnectRequest } from "./connection-gate";
+import type { ResumableStreamRef } from "./resumable-streams";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
@@ -31,6 +32,8 @@ export interface ExpertCallRequest {
    * session waits (up to the expert's user_input_timeout_ms) for the flow to finish first.
    */
   awaitConnect?: { flowId: string; connection: "user" | "team" };
+  /** A call whose SSE stream the client may resume after a dropped connection (resumable-streams.ts). */
+  stream?: ResumableStreamRef;
 }
 
 /**

@@ -25,8 +25,10 @@ import { alarmNoLaterThan, earliest, setOrClearAlarm } from "./session-alarm";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
-import { SessionTasks } from "./session-tasks";
-import type { StoredTask, TaskOutcome } from "./task-store";
+import { ClientReplies, type ClientReply } from "./client-replies";
+import { ResumableStreams, type StreamReplay } from "./resumable-streams";
+import { SessionTasks, type TaskInputReply } from "./session-tasks";
+import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
 import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
 import { objectEnv } from "../limits/d1-call-path-seam";
@@ -47,6 +49,8 @@ export class ExpertSession extends DurableObject<Env> {
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly tasks: SessionTasks;
+  private readonly clientReplies = new ClientReplies();
+  private readonly streams = new ResumableStreams();
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
   private readonly indexOutbox: RunIndexOutbox;
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
@@ -98,6 +102,50 @@ export class ExpertSession extends DurableObject<Env> {
    * called for approvals and ask_user questions; without it such a run pauses instead.
    */
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter, onConnect?: ConnectPrompter): Promise<ExpertCallResult> {
+    const stream = request.stream;
+    if (!stream) return this.runCall(request, onProgress, askUser, onConnect);
+    // Kept here for a client that resumes the stream after its connection dropped (the run goes on).
+    this.streams.open(stream, request.runId);
+    const result = await this.runCall(
+      request,
+      (progress) => {
+        this.streams.progress(stream.id, progress);
+        return onProgress?.(progress);
+      },
+      askUser,
+      onConnect,
+    );
+    this.streams.finish(stream.id, result);
+    return result;
+  }
+
+  /** The events of a resumable call's stream after event `after` (waiting up to `waitMs` for one); null when unknown here. */
+  async resumeStream(streamId: string, after: number, waitMs: number): Promise<StreamReplay | null> {
+    return this.streams.after(streamId, after, Math.min(Math.max(waitMs, 0), 30_000));
+  }
+
+  /**
+   * A resumable call's stream dropped. The 2025 transport says a disconnect is no cancel, so the
+   * run goes on for a client that reconnects with Last-Event-ID within `graceMs`; a client that
+   * does not has left, and the run is cancelled as a disconnect always cancelled it.
+   */
+  async streamDropped(streamId: string, graceMs: number): Promise<void> {
+    const dropped = this.streams.dropped(streamId);
+    if (!dropped) return;
+    setTimeout(
+      () => {
+        if (dropped.check()) void this.cancel(dropped.runId);
+      },
+      Math.min(Math.max(graceMs, 0), 60_000),
+    );
+  }
+
+  private async runCall(
+    request: ExpertCallRequest,
+    onProgress?: ProgressReporter,
+    askUser?: UserPrompter,
+    onConnect?: ConnectPrompter,
+  ): Promise<ExpertCallResult> {
     const startedAt = Date.now();
     const skill = await loadSkill(this.env, request.skill);
     const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
@@ -257,6 +305,19 @@ export class ExpertSession extends DurableObject<Env> {
    * (before the run started here) finds nothing, which the spec allows: a receiver may ignore a
    * cancel for a request it does not know.
    */
+  /**
+   * Waits for the client's reply to a request the MCP surface sent it on a stateless 2025 call's
+   * stream (client-replies.ts); the reply arrives by `deliverClientReply` from another request.
+   */
+  async awaitClientReply(requestId: string, timeoutMs: number): Promise<ClientReply> {
+    return this.clientReplies.wait(requestId, Math.min(Math.max(timeoutMs, 1), 3_600_000));
+  }
+
+  /** A client's reply to a request it was sent mid-call; false when no run here waits for it. */
+  async deliverClientReply(requestId: string, reply: ClientReply): Promise<boolean> {
+    return this.clientReplies.deliver(requestId, reply);
+  }
+
   async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
     const runIds = [...(this.byRequest.get(requestKey(ref)) ?? [])];
     if (runIds.length > 1) {
@@ -321,8 +382,19 @@ export class ExpertSession extends DurableObject<Env> {
   }
 
   /** Starts `request` as an MCP task and returns at once; the run goes on in this object (session-tasks.ts). */
-  async startTask(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number): Promise<StoredTask> {
-    return this.tasks.start(taskId, request, structuredExpected, ttlMs);
+  async startTask(
+    taskId: string,
+    request: ExpertCallRequest,
+    structuredExpected: boolean,
+    ttlMs: number,
+    generation: TaskGeneration = "v1",
+  ): Promise<StoredTask> {
+    return this.tasks.start(taskId, request, structuredExpected, ttlMs, generation);
+  }
+
+  /** The user's reply to what a 2026-07-28 task waits for (tasks/update); false when it waits for no input keyed so. */
+  async answerTask(taskId: string, key: string, reply: TaskInputReply): Promise<boolean> {
+    return this.tasks.answer(taskId, key, reply);
   }
 
   async task(taskId: string): Promise<StoredTask | null> {

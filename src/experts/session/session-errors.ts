@@ -34,3 +34,19 @@ export class ThreadOfAnotherExpertError extends SlipsnisseError {
     this.fix = `Call "${owner}" with this thread, or call "${expert}" without \`thread\` to start a new conversation.`;
   }
 }
+
+/** A request sent to the client mid-call (an elicitation) got no reply in time, or too many wait at once. */
+export class ClientReplyTimeoutError extends SlipsnisseError {
+  readonly kind = "client-reply-timeout";
+  readonly fix = "Answer the client's prompt sooner; the run goes on as if it was dismissed.";
+  constructor(
+    readonly requestId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      timeoutMs > 0
+        ? `The client did not answer request ${requestId} within ${timeoutMs} ms.`
+        : `Too many requests to the client wait for replies; ${requestId} was not sent.`,
+    );
+  }
+}

@@ -132,6 +132,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [`UPDATE runs SET outcome = 'interrupted' WHERE outcome = 'error' AND error LIKE 'interrupted: the session restarted%'`],
   // The user's usage counters live here, reserved with no round trip; the alarm copies them to D1.
   [...LIMIT_COUNTER_TABLES],
+  // The 2026-07-28 Tasks extension: which protocol a task speaks, and the user input it waits for.
+  [`ALTER TABLE tasks ADD COLUMN generation TEXT NOT NULL DEFAULT 'v1'`, `ALTER TABLE tasks ADD COLUMN input_request TEXT`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

@@ -1,7 +1,10 @@
 import { log } from "../../observability/logger";
 import type { StepProgress } from "../run/expert-types";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
-import { type StoredTask, type TaskOutcome, type TaskStatus, TaskStore } from "./task-store";
+import { type PendingInput, type StoredTask, type TaskGeneration, type TaskOutcome, type TerminalStatus, TaskStore } from "./task-store";
+
+/** The user's reply to an `input_required` task, as the MCP layer read it from `tasks/update`. */
+export type TaskInputReply = { approve: boolean; refusal?: "declined" | "cancelled" } | { answer: string };
 
 /** How long an outcome request waits for a working task that does not run in this instance (yet). */
 const IDLE_WAIT_MS = 1_000;
@@ -29,8 +32,8 @@ export class SessionTasks {
     this.store = new TaskStore(deps.sql);
   }
 
-  async start(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number): Promise<StoredTask> {
-    const task = this.store.create(taskId, request, structuredExpected, ttlMs, Date.now());
+  async start(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number, generation: TaskGeneration = "v1"): Promise<StoredTask> {
+    const task = this.store.create(taskId, request, structuredExpected, ttlMs, Date.now(), generation);
     this.launch(task, request);
     await this.deps.wakeAt(Date.now());
     return this.store.getTask(taskId) ?? task;
@@ -63,10 +66,30 @@ export class SessionTasks {
   /** Null: no such task. A task that already ended is returned as it is (the caller refuses the cancel). */
   async cancel(taskId: string): Promise<StoredTask | null> {
     const task = this.store.getTask(taskId);
-    if (task?.status !== "working") return task;
+    if (task?.status !== "working" && task?.status !== "input_required") return task;
     this.store.end(taskId, "cancelled", "Cancelled by the client.", null, Date.now());
-    await this.deps.cancelRun(task.runId);
+    // A task waiting for input has no run going (its run paused and ended).
+    if (task.status === "working") await this.deps.cancelRun(task.runId);
     return this.store.getTask(taskId);
+  }
+
+  /**
+   * The user's reply to the input a 2026-07-28 task waits for (tasks/update): the paused run's
+   * thread is called again with the decision, as the same task. False when the task does not
+   * wait for input keyed `key` (an answer that came twice, or after a cancel), which changes nothing.
+   */
+  async answer(taskId: string, key: string, reply: TaskInputReply): Promise<boolean> {
+    const task = this.store.getTask(taskId);
+    const waiting = task?.status === "input_required" ? task.input : null;
+    const stored = this.store.request(taskId);
+    if (!waiting || waiting.key !== key || !stored) return false;
+    const { answer: _answer, approve: _approve, refusal: _refusal, ...call } = stored;
+    const request: ExpertCallRequest = { ...call, runId: crypto.randomUUID(), thread: waiting.thread, decidedBy: "user", ...reply };
+    if (!this.store.resume(taskId, key, request, Date.now())) return false;
+    const resumed = this.store.getTask(taskId);
+    if (resumed) this.launch(resumed, request);
+    await this.deps.wakeAt(Date.now());
+    return true;
   }
 
   /** The alarm's part: drop expired tasks, start those a restart cut off, wait for every running one. */
@@ -88,15 +111,25 @@ export class SessionTasks {
     // The first attempt keeps the run id the caller minted; a rerun is a new run.
     const runId = task.attempts === 0 ? request.runId : crypto.randomUUID();
     if (!this.store.attempt(task.taskId, runId, Date.now())) return;
-    const done = this.execute(task.taskId, { ...request, runId }).finally(() => this.running.delete(task.taskId));
+    const done = this.execute(task.taskId, { ...request, runId }, task.generation).finally(() => this.running.delete(task.taskId));
     this.running.set(task.taskId, done);
   }
 
-  private async execute(taskId: string, request: ExpertCallRequest): Promise<void> {
+  private async execute(taskId: string, request: ExpertCallRequest, generation: TaskGeneration): Promise<void> {
     const onProgress = (progress: StepProgress) => this.store.progress(taskId, progressMessage(progress), Date.now());
     try {
       const result = await this.deps.run(request, onProgress);
-      const [status, message] = ending(result);
+      const input = generation === "v2" ? pendingInput(result) : undefined;
+      if (input) {
+        this.store.awaitInput(
+          taskId,
+          input,
+          input.question.kind === "approval" ? "Waiting for the user's approval." : "Waiting for the user's answer.",
+          Date.now(),
+        );
+        return;
+      }
+      const [status, message] = ending(result, generation);
       // A cancel that ended the task first keeps it cancelled; the run's record is still attached.
       if (!this.store.end(taskId, status, message, result, Date.now())) this.store.attachResult(taskId, result);
     } catch (error) {
@@ -110,10 +143,26 @@ function progressMessage(progress: StepProgress): string {
   return `Step ${progress.step} of at most ${progress.maxSteps}: ${progress.message}`;
 }
 
-/** A run's outcome as a task status: an error is a failed task, a cancelled run a cancelled one. */
-function ending(result: ExpertCallResult): [Exclude<TaskStatus, "working">, string] {
-  if (result.outcome === "error") return ["failed", result.text.slice(0, 1_000)];
+/** A run paused on a question for its user or on calls awaiting approval: the input a 2026-07-28 task waits for. */
+function pendingInput(result: ExpertCallResult): PendingInput | undefined {
+  const question = result.question;
+  if (result.outcome !== "paused" || !question || !result.thread || question.kind === "orchestrator") return undefined;
+  return {
+    key: `input-${result.runId}`,
+    thread: result.thread,
+    question: { ...question, kind: question.kind },
+  };
+}
+
+/**
+ * A run's outcome as a task status: a cancelled run is a cancelled task. A run that ended in
+ * error is a failed 2025-11-25 task; the 2026-07-28 extension keeps "failed" for protocol errors,
+ * so there the task completes with the error result (`isError`), as the tool call would have.
+ */
+function ending(result: ExpertCallResult, generation: TaskGeneration): [TerminalStatus, string] {
+  if (result.outcome === "error") return generation === "v2" ? ["completed", "The run ended in an error."] : ["failed", result.text.slice(0, 1_000)];
   if (result.outcome === "cancelled") return ["cancelled", "The run was cancelled."];
-  if (result.outcome === "paused") return ["completed", "The expert asks a question: fetch the result."];
+  if (result.outcome === "paused")
+    return ["completed", generation === "v2" ? "The expert asks a question: see the result." : "The expert asks a question: fetch the result."];
   return ["completed", result.outcome === "budget_exhausted" ? "Done (a budget ran out)." : "Done."];
 }

@@ -1,10 +1,25 @@
 import { z } from "zod";
 import { userPropsSchema } from "../../auth/user-props";
 import { RUN_OUTCOMES } from "../run/expert-types";
-import type { ExpertCallRequest, ExpertCallResult } from "./expert-call";
+import type { ExpertCallRequest, ExpertCallResult, PausedAnswer } from "./expert-call";
 
-/** MCP Tasks statuses (2025-11-25 "Tasks"); `input_required` is never used: ask-back answers in the result. */
-export type TaskStatus = "working" | "completed" | "failed" | "cancelled";
+/**
+ * MCP Tasks statuses. `input_required` only for a 2026-07-28 task ("v2") whose run waits for its
+ * user (an approval or an ask_user question, answered through `tasks/update`); a 2025-11-25 task
+ * answers the question in its result instead.
+ */
+export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+
+/** Which Tasks protocol a task was created through: 2025-11-25 core Tasks, or the 2026-07-28 extension. */
+export type TaskGeneration = "v1" | "v2";
+
+/** What an `input_required` task waits for: the paused run's thread and its question for the user. */
+export interface PendingInput {
+  /** The key the client answers under in `tasks/update`; a new one per round. */
+  key: string;
+  thread: string;
+  question: PausedAnswer & { kind: "user" | "approval" };
+}
 
 export interface StoredTask {
   taskId: string;
@@ -18,7 +33,14 @@ export interface StoredTask {
   /** The ttl the task was created with (ms), as clients are told it. */
   ttlMs: number;
   attempts: number;
+  generation: TaskGeneration;
+  /** The expert the task calls. */
+  expert: string;
+  /** Set while the task is `input_required`. */
+  input: PendingInput | null;
 }
+
+export type TerminalStatus = Exclude<TaskStatus, "working" | "input_required">;
 
 /** A finished task's answer, turned into the tool result by the MCP layer. */
 export interface TaskOutcome {
@@ -64,7 +86,22 @@ const requestSchema = z.object({
   args: z.record(z.string(), z.unknown()),
   thread: z.string().optional(),
   answer: z.string().optional(),
+  // A 2026-07-28 task resumed through tasks/update runs again with the user's decision.
+  approve: z.boolean().optional(),
+  decidedBy: z.enum(["user", "orchestrator"]).optional(),
+  refusal: z.enum(["declined", "cancelled"]).optional(),
   user: userPropsSchema,
+});
+
+const pendingInputSchema = z.object({
+  key: z.string(),
+  thread: z.string(),
+  question: z.object({
+    kind: z.enum(["user", "approval"]),
+    text: z.string(),
+    expiresAt: z.number(),
+    approvals: z.array(z.object({ name: z.string(), server: z.string(), tool: z.string(), input: z.string() })).optional(),
+  }),
 });
 
 type TaskRow = {
@@ -79,6 +116,8 @@ type TaskRow = {
   updated_at: number;
   expires_at: number;
   attempts: number;
+  generation: string;
+  input_request: string | null;
 };
 
 /**
@@ -89,11 +128,11 @@ type TaskRow = {
 export class TaskStore {
   constructor(private readonly sql: SqlStorage) {}
 
-  create(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number, now: number): StoredTask {
+  create(taskId: string, request: ExpertCallRequest, structuredExpected: boolean, ttlMs: number, now: number, generation: TaskGeneration = "v1"): StoredTask {
     const { mcpRequest: _ignored, ...durable } = request;
     this.sql.exec(
-      `INSERT INTO tasks (task_id, run_id, status, status_message, request, structured_expected, created_at, updated_at, expires_at)
-       VALUES (?, ?, 'working', 'Queued.', ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (task_id, run_id, status, status_message, request, structured_expected, created_at, updated_at, expires_at, generation)
+       VALUES (?, ?, 'working', 'Queued.', ?, ?, ?, ?, ?, ?)`,
       taskId,
       request.runId,
       JSON.stringify(durable),
@@ -101,6 +140,7 @@ export class TaskStore {
       now,
       now,
       now + ttlMs,
+      generation,
     );
     return this.getTask(taskId) as StoredTask;
   }
@@ -157,15 +197,57 @@ export class TaskStore {
     return true;
   }
 
+  /** The run paused for its user: the task waits in `input_required` until tasks/update answers. */
+  awaitInput(taskId: string, input: PendingInput, message: string, now: number): boolean {
+    return (
+      this.sql.exec(
+        `UPDATE tasks SET status = 'input_required', status_message = ?, input_request = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`,
+        message,
+        JSON.stringify(input),
+        now,
+        taskId,
+      ).rowsWritten > 0
+    );
+  }
+
+  /**
+   * The user answered: the task works again, on `request` (the call resumed with the decision),
+   * which replaces the stored one so a restart reruns the resumed call, not the first one.
+   * False when the task no longer waits for the input keyed `key` (answered already, cancelled).
+   */
+  resume(taskId: string, key: string, request: ExpertCallRequest, now: number): boolean {
+    const { mcpRequest: _ignored, ...durable } = request;
+    return (
+      this.sql.exec(
+        `UPDATE tasks SET status = 'working', status_message = 'Resumed with the user''s reply.', input_request = NULL, request = ?,
+           run_id = ?, attempts = 0, updated_at = ?
+         WHERE task_id = ? AND status = 'input_required' AND json_extract(input_request, '$.key') = ?`,
+        JSON.stringify(durable),
+        request.runId,
+        now,
+        taskId,
+        key,
+      ).rowsWritten > 0
+    );
+  }
+
+  /** The request the task runs (or last ran). */
+  request(taskId: string): ExpertCallRequest | null {
+    const row = this.sql.exec<{ request: string }>(`SELECT request FROM tasks WHERE task_id = ?`, taskId).toArray()[0];
+    const request = row ? requestSchema.safeParse(JSON.parse(row.request)) : undefined;
+    return request?.success ? request.data : null;
+  }
+
   progress(taskId: string, message: string, now: number): void {
     this.sql.exec(`UPDATE tasks SET status_message = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`, message, now, taskId);
   }
 
-  /** Ends a working task; a task already ended (a cancel that won the race) keeps its status. */
-  end(taskId: string, status: Exclude<TaskStatus, "working">, message: string | null, result: ExpertCallResult | null, now: number): boolean {
+  /** Ends a working (or waiting) task; a task already ended (a cancel that won the race) keeps its status. */
+  end(taskId: string, status: TerminalStatus, message: string | null, result: ExpertCallResult | null, now: number): boolean {
     return (
       this.sql.exec(
-        `UPDATE tasks SET status = ?, status_message = ?, result = ?, updated_at = ? WHERE task_id = ? AND status = 'working'`,
+        `UPDATE tasks SET status = ?, status_message = ?, result = ?, input_request = NULL, updated_at = ?
+         WHERE task_id = ? AND status IN ('working', 'input_required')`,
         status,
         message,
         result === null ? null : JSON.stringify(result),
@@ -181,6 +263,7 @@ export class TaskStore {
   }
 
   purgeExpired(now: number): number {
+    // A task waiting for its user goes at its ttl like an ended one (nothing runs for it).
     return this.sql.exec(`DELETE FROM tasks WHERE expires_at <= ? AND status <> 'working'`, now).rowsWritten;
   }
 
@@ -209,5 +292,14 @@ function toTask(row: TaskRow): StoredTask {
     expiresAt: row.expires_at,
     ttlMs: row.expires_at - row.created_at,
     attempts: row.attempts,
+    generation: row.generation === "v2" ? "v2" : "v1",
+    expert: String((JSON.parse(row.request) as { expert?: unknown }).expert ?? ""),
+    input: parsePendingInput(row.input_request),
   };
+}
+
+function parsePendingInput(json: string | null): PendingInput | null {
+  if (json === null) return null;
+  const parsed = pendingInputSchema.safeParse(JSON.parse(json));
+  return parsed.success ? parsed.data : null;
 }

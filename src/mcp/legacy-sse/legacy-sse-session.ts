@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
-import { loadSkill } from "../../catalog/compiled-skill-cache";
+import type { McpServer } from "@modelcontextprotocol/server";
+import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
-import { buildExpertServer } from "../expert-mcp-server";
+import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
 import { SseServerTransport } from "./sse-server-transport";
 
 const KEEP_ALIVE_MS = 15_000;
@@ -27,6 +28,10 @@ export class LegacySseSession extends DurableObject<Env> {
   private transport: SseServerTransport | null = null;
   private owner: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
+  private server: McpServer | null = null;
+  private skill: CompiledSkill | null = null;
+  private user: UserProps | null = null;
+  private sessionId = "";
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
@@ -38,18 +43,37 @@ export class LegacySseSession extends DurableObject<Env> {
     this.owner = request.user.userId;
     // This server answers every tools/list of the connection: annotations as cached at open.
     const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    await buildExpertServer({
+    const server = buildExpertServer({
       env: this.env,
       skill,
       user: request.user,
-      listChanged: false,
+      listChanged: true,
       connection: request.sessionId,
       listings,
       ...(request.origin === undefined ? {} : { origin: request.origin }),
-    }).connect(transport);
+    });
+    await server.connect(transport);
+    Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId });
     void transport.announceEndpoint(request.endpoint);
-    this.timer = setInterval(() => void transport.keepAlive(), KEEP_ALIVE_MS);
+    // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
+    // context, which may not touch this object's stream): the skill's live version is read at
+    // each keep-alive and before each client message (KV, a few seconds' memo).
+    this.timer = setInterval(() => {
+      void transport.keepAlive();
+      void this.refreshTools();
+    }, KEEP_ALIVE_MS);
     return readable;
+  }
+
+  /** A new catalog version of the skill: the connection's tools become its experts, and the client hears list_changed. */
+  private async refreshTools(): Promise<void> {
+    const current = this.skill;
+    if (!current || !this.server || !this.user) return;
+    const fresh = await loadSkill(this.env, current.name).catch(() => null);
+    if (!fresh || fresh.version === current.version || this.skill !== current) return;
+    this.skill = fresh;
+    const listings = await cachedListings(this.env.CACHE, fresh.name, fresh.config.servers, fresh.config.experts);
+    replaceExpertTools(this.server, { env: this.env, skill: fresh, user: this.user, connection: this.sessionId, listings, listChanged: true });
   }
 
   /** Returns the HTTP status for the client's POST (202 accepted, as the 2024-11-05 spec says). */
@@ -63,12 +87,15 @@ export class LegacySseSession extends DurableObject<Env> {
     } catch {
       return 400;
     }
+    await this.refreshTools();
     this.transport.deliver(message);
     return 202;
   }
 
   private reset(): void {
     if (this.timer) clearInterval(this.timer);
+    this.server = null;
+    this.skill = null;
     this.timer = null;
     this.transport = null;
     this.owner = null;

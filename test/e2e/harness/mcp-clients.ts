@@ -15,8 +15,9 @@ export { runInspectorCli } from "./inspector-cli";
  * - `v1-http`: SDK v1 Client over Streamable HTTP (its latest 2025 revision)
  * - `v1-sse`: SDK v1 Client over legacy HTTP+SSE (2024-11-05)
  * - `v2-sse`: SDK v2 Client over legacy HTTP+SSE
+ * - `v2-sse-2025-06-18`: SDK v2 Client over legacy HTTP+SSE, initializing with revision 2025-06-18
  */
-export type McpClientKind = "v2-2025" | "v2-2025-06-18" | "v2-2026" | "v1-http" | "v1-sse" | "v2-sse";
+export type McpClientKind = "v2-2025" | "v2-2025-06-18" | "v2-2026" | "v1-http" | "v1-sse" | "v2-sse" | "v2-sse-2025-06-18";
 
 export const ALL_HTTP_CLIENT_KINDS = ["v2-2025", "v2-2025-06-18", "v2-2026", "v1-http"] as const;
 
@@ -92,7 +93,8 @@ export type ElicitReply = { action: "accept"; content: Record<string, string | n
 function v2Options(kind: McpClientKind, elicit: boolean): ConstructorParameters<typeof Client>[1] {
   const capabilities = elicit ? { capabilities: { elicitation: { form: {} } } } : {};
   if (kind === "v2-2026") return { versionNegotiation: { mode: { pin: "2026-07-28" } }, ...capabilities };
-  if (kind === "v2-2025-06-18") return { supportedProtocolVersions: ["2025-06-18"], ...capabilities };
+  // 2025-06-18 declares form elicitation as `elicitation: {}` (modes came with 2025-11-25).
+  if (kind.endsWith("2025-06-18")) return { supportedProtocolVersions: ["2025-06-18"], ...(elicit ? { capabilities: { elicitation: {} } } : {}) };
   return capabilities;
 }
 
@@ -101,7 +103,7 @@ async function connectV2(kind: McpClientKind, url: URL, options: ConnectOptions)
   const { elicit } = options;
   if (elicit) client.setRequestHandler("elicitation/create", async (request) => elicit(request.params.message));
   const requestInit = { headers: options.headers ?? {} };
-  const transport = kind === "v2-sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  const transport = kind.startsWith("v2-sse") ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
   await client.connect(transport);
   const timeout = options.timeoutMs;
   return {

@@ -12,7 +12,7 @@ describe("session schema migrations", () => {
     const history = await runInDurableObject(stub("v1"), (_instance, state) => {
       const sql = state.storage.sql;
       // A session as the first release left it: v1 tables, data, no migration ledger.
-      for (const table of ["thread_turns", "threads", "run_steps", "runs", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of ["thread_turns", "threads", "run_steps", "runs", "tasks", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
       for (const statement of SESSION_MIGRATIONS[0] ?? []) sql.exec(statement);
       sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES ('th_old', 'e', 1, 1)`);
       sql.exec(

@@ -1,0 +1,140 @@
+import type { ClientCapabilities } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import type { ClientReply } from "../experts/session/client-replies";
+
+/*
+ * Server-to-client requests in the middle of a stateless 2025 Streamable HTTP call
+ * (docs/platform-notes.md#elicitation). createMcpHandler serves every POST on a fresh server, so
+ * the SDK can neither know the client's capabilities (it saw no `initialize`) nor receive the
+ * client's reply (a new POST reaching another server). Both are carried outside the SDK:
+ * - capabilities: `initialize` of a client declaring elicitation is answered with an
+ *   `Mcp-Session-Id` naming what it declared; the client sends it back on every request;
+ * - the request: written onto the call's own SSE response stream, beside the SDK's events;
+ * - the reply: a POSTed JSON-RPC response whose id this server minted, delivered to the caller's
+ *   own ExpertSession, where the waiting run takes it (ExpertSession.deliverClientReply).
+ * Nothing here is specific to form elicitation: URL-mode elicitation goes through `request` too.
+ */
+
+/** Ids of requests this server sends mid-call; a reply with another id is the SDK's business. */
+const REQUEST_ID_PREFIX = "slipsnisse-req-";
+/** The `Mcp-Session-Id` shape minted here: a random id, then what the client declared (f: form, u: url elicitation). */
+const CONNECTION_ID = /^[0-9a-f-]{36}\.(f?u?)$/;
+
+/** A connection id for an `initialize` whose client declares elicitation; undefined when it declares none. */
+export function connectionIdFor(capabilities: unknown): string | undefined {
+  const elicitation = z.looseObject({ elicitation: z.record(z.string(), z.unknown()) }).safeParse(capabilities);
+  if (!elicitation.success) return undefined;
+  const modes = elicitation.data.elicitation;
+  // 2025-06-18 declares `elicitation: {}` (form only); 2025-11-25 names the modes.
+  const form = Object.keys(modes).length === 0 || "form" in modes;
+  const flags = `${form ? "f" : ""}${"url" in modes ? "u" : ""}`;
+  return flags === "" ? undefined : `${crypto.randomUUID()}.${flags}`;
+}
+
+/** What a connection id minted here says the client declared; undefined for any other id (or none). */
+export function capabilitiesOfConnection(connection: string | undefined): ClientCapabilities | undefined {
+  const flags = connection === undefined ? undefined : CONNECTION_ID.exec(connection)?.[1];
+  if (!flags) return undefined;
+  return { elicitation: { ...(flags.includes("f") ? { form: {} } : {}), ...(flags.includes("u") ? { url: {} } : {}) } };
+}
+
+/** The `initialize` request of a POSTed body, if that is what it is. */
+export function initializeCapabilities(bytes: Uint8Array): unknown {
+  const text = new TextDecoder().decode(bytes);
+  if (!text.includes('"initialize"')) return undefined;
+  try {
+    const parsed = z.object({ method: z.literal("initialize"), params: z.looseObject({ capabilities: z.unknown() }) }).safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data.params.capabilities : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const responseSchema = z.union([
+  z.object({ jsonrpc: z.literal("2.0"), id: z.string(), result: z.record(z.string(), z.unknown()) }),
+  z.object({ jsonrpc: z.literal("2.0"), id: z.string(), error: z.looseObject({ code: z.number(), message: z.string() }) }),
+]);
+
+/**
+ * The replies to this server's mid-call requests in a POSTed body (one message or a batch), and
+ * whether they are all the body holds (then the POST is answered 202 here, as the SDK would).
+ */
+export function clientRepliesIn(bytes: Uint8Array): { replies: Array<{ id: string; reply: ClientReply }>; only: boolean } {
+  const text = new TextDecoder().decode(bytes);
+  if (!text.includes(REQUEST_ID_PREFIX)) return { replies: [], only: false };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { replies: [], only: false };
+  }
+  const messages = Array.isArray(body) ? body : [body];
+  const replies: Array<{ id: string; reply: ClientReply }> = [];
+  for (const message of messages) {
+    const parsed = responseSchema.safeParse(message);
+    if (!parsed.success || !parsed.data.id.startsWith(REQUEST_ID_PREFIX)) continue;
+    const data = parsed.data;
+    replies.push({ id: data.id, reply: "result" in data ? { result: data.result } : { error: { code: data.error.code, message: data.error.message } } });
+  }
+  return { replies, only: replies.length === messages.length };
+}
+
+/**
+ * The SSE response stream of one call, with room for this server's own requests between the SDK's
+ * events (the SDK enqueues each event, and each keep-alive, as one whole chunk). Messages sent
+ * before the response exists wait for it. A resumable stream (resumable-calls.ts) opens with a
+ * priming event carrying an id and `retry`, and numbers the SDK's events `<id>:<n>` (n from 1),
+ * the numbering the session keeps for a resumption; requests sent here carry no id.
+ */
+export class CallStream {
+  private controller: TransformStreamDefaultController<Uint8Array> | undefined;
+  private readonly pending: string[] = [];
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+  private events = 0;
+
+  constructor(readonly resumable?: { id: string; retryMs: number }) {}
+
+  /** The handler's response with this stream's messages joined in; a non-SSE response is returned as it is. */
+  attach(response: Response): Response {
+    if (!response.body || !response.headers.get("content-type")?.includes("text/event-stream")) return response;
+    const resumable = this.resumable;
+    const transform = new TransformStream<Uint8Array, Uint8Array>({
+      start: (controller) => {
+        this.controller = controller;
+        if (resumable) controller.enqueue(this.encoder.encode(`id: ${resumable.id}:0\nretry: ${resumable.retryMs}\ndata: \n\n`));
+        for (const frame of this.pending.splice(0)) controller.enqueue(this.encoder.encode(frame));
+      },
+      transform: (chunk, controller) => {
+        if (!resumable) return controller.enqueue(chunk);
+        const text = this.decoder.decode(chunk);
+        if (!text.startsWith("event: message\n") || text.includes("\nid: ")) return controller.enqueue(chunk);
+        this.events += 1;
+        controller.enqueue(this.encoder.encode(`event: message\nid: ${resumable.id}:${this.events}\n${text.slice("event: message\n".length)}`));
+      },
+    });
+    return new Response(response.body.pipeThrough(transform), response);
+  }
+
+  /** Sends a JSON-RPC request to the client on this call's stream; returns its id. */
+  send(method: string, params: Record<string, unknown>): string {
+    const id = `${REQUEST_ID_PREFIX}${crypto.randomUUID()}`;
+    const frame = `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n\n`;
+    if (this.controller) this.controller.enqueue(this.encoder.encode(frame));
+    else this.pending.push(frame);
+    return id;
+  }
+}
+
+/** Sends requests to the client mid-call and waits for its routed reply. */
+export interface ClientRequester {
+  request(method: string, params: Record<string, unknown>, timeoutMs: number): Promise<ClientReply>;
+}
+
+export function routedRequester(stream: CallStream, session: { awaitClientReply(id: string, timeoutMs: number): Promise<ClientReply> }): ClientRequester {
+  return {
+    async request(method, params, timeoutMs) {
+      return session.awaitClientReply(stream.send(method, params), timeoutMs);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { waitUntil } from "cloudflare:workers";
+import type { ExpertSession } from "../experts/session/expert-session";
+import type { StepProgress } from "../experts/run/expert-types";
+import type { ResumableStreamRef, StreamReplay } from "../experts/session/resumable-streams";
+import { toToolResult } from "./expert-tool-result";
+
+/*
+ * Resumable streams (2025-11-25 Streamable HTTP, "Resumability and Redelivery"): a 2025-11-25
+ * `tools/call` answered as SSE opens with a priming event (an id and `retry`), and each event
+ * carries an id (CallStream). When the connection drops, the run goes on in the user's session,
+ * which keeps the call's progress and answer (resumable-streams.ts); the client's GET with
+ * `Last-Event-ID` gets the events after that one and the answer, from any Worker instance.
+ */
+
+/** How long a client waits before it reconnects (the priming event's `retry`). */
+export const RESUME_RETRY_MS = 1_000;
+/**
+ * How long a dropped call waits for its client to reconnect before the run is cancelled: the
+ * client's `retry` and a request's way in, with room to spare (a cancel is still within the
+ * seconds test/e2e/faults allows a disconnect).
+ */
+export const RESUME_GRACE_MS = 4_000;
+/** How long a resumed stream waits for the run per round; a keep-alive goes out between rounds. */
+const ROUND_MS = 15_000;
+const MAX_ROUNDS = 480;
+const EVENT_ID = /^([0-9a-f-]{36}):(\d{1,6})$/;
+
+/** A stream id for a POSTed 2025-11-25 `tools/call` (the revision whose clients accept a priming event with empty data). */
+export function resumableCallId(request: Request, bytes: Uint8Array): string | undefined {
+  if (request.headers.get("mcp-protocol-version") !== "2025-11-25") return undefined;
+  const text = new TextDecoder().decode(bytes);
+  if (!text.includes('"tools/call"')) return undefined;
+  try {
+    const message = JSON.parse(text) as { method?: unknown; id?: unknown };
+    return !Array.isArray(message) && message.method === "tools/call" && message.id !== undefined ? crypto.randomUUID() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The stream and event a `Last-Event-ID` header names, when it is one of ours. */
+export function lastEventOf(request: Request): { stream: string; seq: number } | undefined {
+  const match = EVENT_ID.exec(request.headers.get("last-event-id") ?? "");
+  return match?.[1] && match[2] ? { stream: match[1], seq: Number(match[2]) } : undefined;
+}
+
+/** The progress notification a call sends per step, on its stream or on a resumed one. */
+export function progressNotification(progressToken: string | number, progress: StepProgress) {
+  return {
+    method: "notifications/progress" as const,
+    params: { progressToken, progress: progress.step, total: progress.maxSteps, message: progress.message },
+  };
+}
+
+export function streamRef(id: string, requestId: string | number, progressToken: string | number | undefined, structuredExpected: boolean): ResumableStreamRef {
+  return { id, requestId, structuredExpected, ...(progressToken === undefined ? {} : { progressToken }) };
+}
+
+/** The resumed stream for `Last-Event-ID`; null when the caller's session knows no such stream (another user's, or long ended). */
+export async function resumedStream(
+  session: Pick<ExpertSession, "resumeStream" | "streamDropped">,
+  last: { stream: string; seq: number },
+): Promise<Response | null> {
+  const first = await session.resumeStream(last.stream, last.seq, 0);
+  if (!first) return null;
+  const encoder = new TextEncoder();
+  const frame = (seq: number, message: Record<string, unknown>) =>
+    encoder.encode(`event: message\nid: ${last.stream}:${seq}\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...message })}\n\n`);
+  let after = last.seq;
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      let replay: StreamReplay | null = first;
+      for (let round = 0; replay && round < MAX_ROUNDS; round++) {
+        const token = replay.ref.progressToken;
+        for (const event of replay.progress) if (token !== undefined) controller.enqueue(frame(event.seq, progressNotification(token, event.progress)));
+        after = replay.progress.at(-1)?.seq ?? after;
+        if (replay.result) {
+          const answer = toToolResult(replay.result.result, replay.ref.structuredExpected);
+          controller.enqueue(frame(replay.result.seq, { id: replay.ref.requestId, result: answer }));
+          break;
+        }
+        controller.enqueue(encoder.encode(": keepalive\n\n"));
+        replay = await session.resumeStream(last.stream, after, ROUND_MS);
+      }
+      controller.close();
+    },
+    // The resumed connection dropped as well: the same grace before the run is given up.
+    cancel() {
+      waitUntil(session.streamDropped(last.stream, RESUME_GRACE_MS).catch(() => undefined));
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+}

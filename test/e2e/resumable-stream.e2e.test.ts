@@ -1,0 +1,111 @@
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
+import { textReply, toolCallsReply, toolResultMessages } from "./harness/fake-openai-server";
+
+/**
+ * A 2025-11-25 call's SSE stream dropped mid-call and resumed (Streamable HTTP "Resumability and
+ * Redelivery"): the SDK v2 client's connection is cut right after the first progress event, the
+ * run goes on in the session, the client reconnects with `Last-Event-ID` (after the priming
+ * event's `retry`), and gets the progress it missed, none twice, and the answer.
+ */
+describe("a dropped call stream resumed with Last-Event-ID through wrangler dev", () => {
+  let stack: EchoExpertStack;
+  let release = () => {};
+
+  beforeAll(async () => {
+    stack = await startEchoExpertStack({
+      tag: "resumable-stream",
+      experts: (model) => [
+        fakeModelExpert(model, {
+          name: "echo_expert",
+          description: "Echoes the query through the fixture server, twice.",
+          internal_tools: { fx: ["echo"] },
+          budget: { max_steps: 5, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
+        }),
+      ],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    release();
+    await stack?.stop();
+  });
+
+  it("misses no progress and gets the answer", async () => {
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    release = open;
+    // Step 1 and 2 echo; the second step waits until the first stream is gone; step 3 answers.
+    stack.fake.reset(async (request) => {
+      const results = toolResultMessages(request);
+      if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: "one" } });
+      if (results.length === 1) {
+        await opened;
+        return toolCallsReply({ name: "fx__echo", arguments: { text: "two" } });
+      }
+      return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
+    });
+
+    const resumedWith: string[] = [];
+    let cut = false;
+    const fetchWithDrop = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const lastEventId = new Headers(init?.headers).get("last-event-id");
+      if (init?.method === "GET" && lastEventId) resumedWith.push(lastEventId);
+      const response = await fetch(input, init);
+      const isCall = init?.method === "POST" && typeof init.body === "string" && init.body.includes('"tools/call"');
+      if (!isCall || cut || !response.body) return response;
+      cut = true;
+      return new Response(
+        dropAfterFirstProgress(response.body, () => release()),
+        { status: response.status, headers: response.headers },
+      );
+    };
+    const client = new Client({ name: "slipsnisse-e2e-resume", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: fetchWithDrop }));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe("2025-11-25");
+      const progress: number[] = [];
+      const result = await client.callTool(
+        { name: "echo_expert", arguments: { query: "resume me" } },
+        { onprogress: (event) => progress.push(event.progress), timeout: 30_000 },
+      );
+      expect(cut).toBe(true);
+      // The client resumed after the first progress event it saw.
+      expect(resumedWith).toHaveLength(1);
+      expect(resumedWith[0]).toMatch(/^[0-9a-f-]{36}:1$/);
+      // Every step's progress once, in order, the ones sent after the drop included.
+      expect(progress.length).toBeGreaterThanOrEqual(3);
+      expect(progress).toEqual(progress.map((_value, index) => index + 1));
+      const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+      expect(text).toContain("downstream said:");
+      expect(text).toContain("two");
+    } finally {
+      release();
+      await client.close();
+    }
+  }, 60_000);
+});
+
+/** Passes the stream through until a progress event went by, then drops the connection. */
+function dropAfterFirstProgress(body: ReadableStream<Uint8Array>, onDrop: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  let drop = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (drop) {
+        await reader.cancel().catch(() => undefined);
+        onDrop();
+        controller.error(new Error("connection dropped"));
+        return;
+      }
+      const { value, done } = await reader.read();
+      if (done) return controller.close();
+      controller.enqueue(value);
+      seen += decoder.decode(value, { stream: true });
+      // Dropped on the next read, so the progress event itself reaches the client.
+      if (seen.includes("notifications/progress")) drop = true;
+    },
+  });
+}
