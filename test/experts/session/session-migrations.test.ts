@@ -43,7 +43,13 @@ describe("session schema migrations", () => {
       const sql = state.storage.sql;
       const renaming = SESSION_MIGRATIONS.findIndex((statements) => statements.some((statement) => statement.includes("SET outcome = 'interrupted'")));
       expect(renaming).toBeGreaterThan(0);
-      sql.exec(`DELETE FROM session_migrations WHERE version > ?`, renaming);
+      // A session as the release before the rename left it: every migration up to it, none after.
+      for (const table of ["thread_turns", "threads", "run_steps", "runs", "tasks", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      sql.exec(`CREATE TABLE session_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
+      SESSION_MIGRATIONS.slice(0, renaming).forEach((statements, index) => {
+        for (const statement of statements) sql.exec(statement);
+        sql.exec(`INSERT INTO session_migrations (version, applied_at) VALUES (?, 1)`, index + 1);
+      });
       const insert = `INSERT INTO runs (id, skill, expert, user_id, provider, outcome, error, started_at) VALUES (?, 's', 'e', 'u', 'p', 'error', ?, 1)`;
       sql.exec(insert, "cut", "interrupted: the session restarted during the run");
       sql.exec(insert, "failed", "The model answered 500.");

@@ -119,7 +119,7 @@ describe("thread store", () => {
     const stub = env.EXPERT_SESSION.get(env.EXPERT_SESSION.idFromName("thread-store:old-schema"));
     const after = await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
-      for (const table of ["thread_turns", "threads", "run_steps", "runs", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of ["thread_turns", "threads", "run_steps", "runs", "tasks", "session_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
       // The schema before the running total (every migration before the one that adds it), with a thread of 3 turns.
       const runningTotal = SESSION_MIGRATIONS.findIndex((statements) => statements.some((statement) => statement.includes("ADD COLUMN approx_tokens")));
       sql.exec(`CREATE TABLE session_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
