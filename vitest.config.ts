@@ -50,6 +50,8 @@ export default defineConfig(async () => {
             sequence: { groupOrder: 1 },
             include: ["test/e2e/**/*.e2e.test.ts"],
             environment: "node",
+            // One shared wrangler dev for the files that need no configuration of their own.
+            globalSetup: ["./test/e2e/harness/e2e-global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 120_000,
             fileParallelism: false,
