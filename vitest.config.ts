@@ -1,10 +1,38 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two projects: "workers" runs inside workerd with the real bindings; "e2e" runs in Node and
-// drives `wrangler dev --local` from outside with real MCP clients and loopback fake servers.
+// "workers" and "workers-isolated" run inside workerd with the real bindings; "unit" runs pure
+// modules in Node; "e2e" runs in Node and drives `wrangler dev --local` from outside with real MCP
+// clients and loopback fake servers.
+
+/**
+ * workerd test files that read state all files write (the dashboard overview's top experts of
+ * the day): each runs in a workerd of its own with fresh storage.
+ */
+const NEEDS_FRESH_STORAGE = ["test/dashboard/run-pages.test.ts"];
+
+const workerdTest = {
+  setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
+  globalSetup: ["./test/fixtures/workers-global-setup.ts"],
+};
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const workerdPlugin = () =>
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      // The [ai] binding would otherwise ask for a remote proxy (and an API token).
+      remoteBindings: false,
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: migrations,
+          ENVIRONMENT: "test",
+          AUTH: "none",
+          FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
+          FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
+        },
+      },
+    });
   return {
     test: {
       // Two at once for the workerd and unit files (most of a file's time is workerd's start, not
@@ -13,29 +41,22 @@ export default defineConfig(async () => {
       maxWorkers: 2,
       projects: [
         {
-          plugins: [
-            cloudflareTest({
-              wrangler: { configPath: "./wrangler.toml" },
-              // The [ai] binding would otherwise ask for a remote proxy (and an API token).
-              remoteBindings: false,
-              miniflare: {
-                bindings: {
-                  TEST_MIGRATIONS: migrations,
-                  ENVIRONMENT: "test",
-                  AUTH: "none",
-                  FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
-                  FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
-                },
-              },
-            }),
-          ],
+          plugins: [workerdPlugin()],
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/e2e/**", "test/unit/**"],
-            setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
-            globalSetup: ["./test/fixtures/workers-global-setup.ts"],
+            exclude: ["test/e2e/**", "test/unit/**", ...NEEDS_FRESH_STORAGE],
+            // One workerd per vitest worker for all its files, instead of one per file: starting
+            // workerd and fetching the module graph into it was most of every file's time
+            // (docs/platform-notes.md#tests-inside-workerd). Files share D1, KV and Durable Objects,
+            // so each keeps to its own names (uniqueSkill).
+            isolate: false,
+            ...workerdTest,
           },
+        },
+        {
+          plugins: [workerdPlugin()],
+          test: { name: "workers-isolated", include: [...NEEDS_FRESH_STORAGE], ...workerdTest },
         },
         {
           test: {
