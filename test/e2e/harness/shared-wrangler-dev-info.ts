@@ -19,3 +19,11 @@ export interface SharedWranglerDevInfo {
  * nothing for it.
  */
 export const SHARED_DEV_MARKER = "sharedWranglerDev(";
+
+/** The shared OAuth team server (test/e2e/oauth/dev-team-server.ts): the same, plus its admin token. */
+export interface SharedTeamServerInfo extends SharedWranglerDevInfo {
+  adminToken: string;
+}
+
+/** As SHARED_DEV_MARKER, for the shared OAuth team server. */
+export const SHARED_TEAM_MARKER = "sharedDevTeamServer(";

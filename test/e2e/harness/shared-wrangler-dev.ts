@@ -24,6 +24,11 @@ export function sharedWranglerDev(): WranglerDev {
       `No shared wrangler dev was provided: the e2e project's globalSetup (test/e2e/harness/e2e-global-setup.ts) starts it when a selected file contains "${SHARED_DEV_MARKER}"; run this file through the e2e project (npx vitest run --project e2e <file>).`,
     );
   }
+  return attachSharedServer(info);
+}
+
+/** A handle on a server the global setup started: `stop()` does nothing, `logs()` starts now. */
+export function attachSharedServer(info: SharedWranglerDevInfo): WranglerDev {
   const from = statSync(info.logFile).size;
   return {
     baseUrl: info.baseUrl,
