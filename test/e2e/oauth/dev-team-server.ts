@@ -79,10 +79,12 @@ export function teamExpert(fake: FakeOpenAIServer): ExpertInput {
 
 /**
  * The OAuth team server the e2e global setup starts once (`startDevTeamServer()` with its
- * defaults) for every file that calls this, with this file's own fake model (answering as
- * `startDevTeamServer`'s does). Nothing is pushed: the file saves its skills under names of its
- * own with `pushSharedSkill(dev, name, config, adminHeaders)` (the admin token as a bearer).
- * `stop()` closes the fake model only; the global teardown stops the server.
+ * defaults) for every file that calls this. Its skill `default` serves the team's expert on the
+ * setup's own fake model (it answers as `startDevTeamServer`'s does), for files that only call
+ * it; a file that needs limits, access lists or its own model's requests saves skills under
+ * names of its own with `pushSharedSkill(dev, name, config, adminHeaders)` (the admin token as a
+ * bearer), on `fake`, this file's own fake model. `stop()` closes that fake only; the global
+ * teardown stops the server.
  */
 export async function sharedDevTeamServer(): Promise<DevTeamServer> {
   const info = inject("sharedDevTeamServer");

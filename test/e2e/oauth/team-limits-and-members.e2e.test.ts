@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcpClient, resultText } from "../harness/mcp-clients";
+import { loadCatalog } from "../harness/catalog-admin";
 import { bearer, boundedFetch, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { runCli } from "../../unit/cli/cli-test-io";
-import { pushSharedSkill } from "../harness/shared-wrangler-dev";
-import { EXPERT, sharedDevTeamServer, type DevTeamServer } from "./dev-team-server";
-
-// This file's skills on the shared team server.
-const SKILL = "team-limits";
-const PRIVATE = "team-limits-private";
+import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
 /**
  * Limits, skill access and members through `wrangler dev` with OAuth on: real sign-ins (dev
@@ -21,7 +17,7 @@ describe("team limits, skill access and members through wrangler dev", () => {
   let bob: OAuthSession;
 
   beforeAll(async () => {
-    server = await sharedDevTeamServer();
+    server = await startDevTeamServer();
     base = server.dev.baseUrl;
     const expert = {
       name: EXPERT,
@@ -31,9 +27,16 @@ describe("team limits, skill access and members through wrangler dev", () => {
       model: "fake-cheap",
       budget: { max_steps: 2, timeout_ms: 20_000 },
     };
-    const admin = { Authorization: `Bearer ${server.adminToken}` };
-    await pushSharedSkill(server.dev, SKILL, { limits: { per_user: { runs_per_day: 1 } }, experts: [expert] }, admin);
-    await pushSharedSkill(server.dev, PRIVATE, { access: { users: ["bob"] }, experts: [expert] }, admin);
+    await loadCatalog(
+      base,
+      {
+        skills: {
+          default: { limits: { per_user: { runs_per_day: 1 } }, experts: [expert] },
+          private: { access: { users: ["bob"] }, experts: [expert] },
+        },
+      },
+      { Authorization: `Bearer ${server.adminToken}` },
+    );
     alice = await signInAs(base, "alice");
     bob = await signInAs(base, "bob");
   });
@@ -42,7 +45,7 @@ describe("team limits, skill access and members through wrangler dev", () => {
   });
 
   it("a member over a limit gets the limit error, and the model gets no request", async () => {
-    const client = await connectMcpClient("v2-2025", `${base}/s/${SKILL}/mcp`, { headers: bearer(alice) });
+    const client = await connectMcpClient("v2-2025", `${base}/mcp`, { headers: bearer(alice) });
     try {
       const first = await client.callTool(EXPERT, { query: "first question" });
       expect(first.isError ?? false).toBe(false);
@@ -52,19 +55,19 @@ describe("team limits, skill access and members through wrangler dev", () => {
       const second = await client.callTool(EXPERT, { query: "second question" });
       expect(second.isError).toBe(true);
       expect(resultText(second)).toMatch(
-        /Usage limit reached: your runs_per_day in skill "team-limits" is 1 \(used 1\); it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/,
+        /Usage limit reached: your runs_per_day in skill "default" is 1 \(used 1\); it resets at \d{4}-\d\d-\d\dT00:00:00\.000Z/,
       );
       expect(server.fake.requests.length).toBe(requestsAfterFirst);
     } finally {
       await client.close();
     }
-    const limits = await boundedFetch(`${base}/admin/api/skills/${SKILL}/limits`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
+    const limits = await boundedFetch(`${base}/admin/api/skills/default/limits`, { headers: { Authorization: `Bearer ${server.adminToken}` } });
     expect(await limits.json()).toMatchObject({ perUser: [{ userId: "dev-alice", runs_per_day: 1, runs_in_flight: 0 }] });
   });
 
   it("a skill with access lists is a 403 for others and served to the users it names", async () => {
-    await expect(connectMcpClient("v2-2025", `${base}/s/${PRIVATE}/mcp`, { headers: bearer(alice) })).rejects.toThrow(/You do not have access to skill/);
-    const client = await connectMcpClient("v2-2025", `${base}/s/${PRIVATE}/mcp`, { headers: bearer(bob) });
+    await expect(connectMcpClient("v2-2025", `${base}/s/private/mcp`, { headers: bearer(alice) })).rejects.toThrow(/You do not have access to skill/);
+    const client = await connectMcpClient("v2-2025", `${base}/s/private/mcp`, { headers: bearer(bob) });
     try {
       expect((await client.listTools()).map((tool) => tool.name)).toEqual([EXPERT]);
     } finally {
@@ -83,14 +86,14 @@ describe("team limits, skill access and members through wrangler dev", () => {
     expect(revoked).toMatchObject({ code: 0 });
     expect(revoked.stdout).toContain("Revoked 1 grant(s) of bob (dev-bob)");
     // Bob's access token has most of its hour left; the next request is refused.
-    const refused = await boundedFetch(`${base}/s/${PRIVATE}/mcp`, {
+    const refused = await boundedFetch(`${base}/s/private/mcp`, {
       method: "POST",
       headers: { "Content-Type": "application/json", ...bearer(bob) },
       body: "{}",
     });
     expect(refused.status).toBe(401);
     // Alice keeps working.
-    const client = await connectMcpClient("v2-2025", `${base}/s/${SKILL}/mcp`, { headers: bearer(alice) });
+    const client = await connectMcpClient("v2-2025", `${base}/mcp`, { headers: bearer(alice) });
     await client.close();
 
     const unknown = await runCli(["members", "revoke", "nobody", ...flags]);
