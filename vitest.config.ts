@@ -7,9 +7,10 @@ import { defineConfig } from "vitest/config";
 
 /**
  * workerd test files that read state all files write (the dashboard overview's top experts of
- * the day): each runs in a workerd of its own with fresh storage.
+ * the day, the skills page that lists every skill): each runs in a workerd of its own with fresh
+ * storage. On the shared storage they failed depending on which files ran before them.
  */
-const NEEDS_FRESH_STORAGE = ["test/dashboard/run-pages.test.ts"];
+const NEEDS_FRESH_STORAGE = ["test/dashboard/run-pages.test.ts", "test/dashboard/skills-page.test.ts", "test/dashboard/dashboard-access.test.ts"];
 
 const workerdTest = {
   setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
