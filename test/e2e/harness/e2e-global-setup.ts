@@ -5,8 +5,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startDevTeamServer } from "../oauth/dev-team-server";
 import { SHARED_DEV_MARKER, SHARED_TEAM_MARKER, type SharedWranglerDevInfo } from "./shared-wrangler-dev-info";
-import type { WranglerDev } from "./wrangler-dev";
-import { startWranglerDev } from "./wrangler-dev";
+import { startWranglerDev, type WranglerDev } from "./wrangler-dev";
 
 /** Which shared servers the e2e files selected for this run (CLI filters included) use. */
 async function markersInSelectedFiles(project: TestProject): Promise<Set<string>> {
