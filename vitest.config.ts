@@ -1,10 +1,41 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-// Two projects: "workers" runs inside workerd with the real bindings; "e2e" runs in Node and
-// drives `wrangler dev --local` from outside with real MCP clients and loopback fake servers.
+// "workers" and "workers-isolated" run inside workerd with the real bindings; "unit" runs pure
+// modules in Node; "e2e" runs in Node and drives `wrangler dev --local` from outside with real MCP
+// clients and loopback fake servers.
+
+/**
+ * workerd test files that read state all files write (the dashboard overview's top experts of
+ * the day, the skills page that lists every skill): each runs in a workerd of its own with fresh
+ * storage. On the shared storage they failed depending on which files ran before them.
+ */
+const NEEDS_FRESH_STORAGE = ["test/dashboard/run-pages.test.ts", "test/dashboard/skills-page.test.ts", "test/dashboard/dashboard-access.test.ts"];
+
+const workerdTest = {
+  setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
+  globalSetup: ["./test/fixtures/workers-global-setup.ts"],
+};
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const workerdPlugin = () =>
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      // The [ai] binding would otherwise ask for a remote proxy (and an API token).
+      remoteBindings: false,
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: migrations,
+          ENVIRONMENT: "test",
+          AUTH: "none",
+          FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
+          FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
+          // Seals connection tokens at rest (src/downstream/connections/token-cipher.ts).
+          CONNECTIONS_KEY: "test-connections-key-0123456789abcdef",
+        },
+      },
+    });
   return {
     test: {
       // Two at once for the workerd and unit files (most of a file's time is workerd's start, not
@@ -13,31 +44,22 @@ export default defineConfig(async () => {
       maxWorkers: 2,
       projects: [
         {
-          plugins: [
-            cloudflareTest({
-              wrangler: { configPath: "./wrangler.toml" },
-              // The [ai] binding would otherwise ask for a remote proxy (and an API token).
-              remoteBindings: false,
-              miniflare: {
-                bindings: {
-                  TEST_MIGRATIONS: migrations,
-                  ENVIRONMENT: "test",
-                  AUTH: "none",
-                  FIXTURE_TOKEN: "tok-fixture-5ecr3t-77",
-                  FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
-                  // Seals connection tokens at rest (src/downstream/connections/token-cipher.ts).
-                  CONNECTIONS_KEY: "test-connections-key-0123456789abcdef",
-                },
-              },
-            }),
-          ],
+          plugins: [workerdPlugin()],
           test: {
             name: "workers",
             include: ["test/**/*.test.ts"],
-            exclude: ["test/e2e/**", "test/unit/**"],
-            setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
-            globalSetup: ["./test/fixtures/workers-global-setup.ts"],
+            exclude: ["test/e2e/**", "test/unit/**", ...NEEDS_FRESH_STORAGE],
+            // One workerd per vitest worker for all its files, instead of one per file: starting
+            // workerd and fetching the module graph into it was most of every file's time
+            // (docs/platform-notes.md#tests-inside-workerd). Files share D1, KV and Durable Objects,
+            // so each keeps to its own names (uniqueSkill).
+            isolate: false,
+            ...workerdTest,
           },
+        },
+        {
+          plugins: [workerdPlugin()],
+          test: { name: "workers-isolated", include: [...NEEDS_FRESH_STORAGE], ...workerdTest },
         },
         {
           test: {
@@ -52,6 +74,8 @@ export default defineConfig(async () => {
             sequence: { groupOrder: 1 },
             include: ["test/e2e/**/*.e2e.test.ts"],
             environment: "node",
+            // One shared wrangler dev for the files that need no configuration of their own.
+            globalSetup: ["./test/e2e/harness/e2e-global-setup.ts"],
             testTimeout: 120_000,
             hookTimeout: 120_000,
             fileParallelism: false,

@@ -1,8 +1,13 @@
+import type { SharedTeamServerInfo, SharedWranglerDevInfo } from "./e2e/harness/shared-wrangler-dev-info";
 import type { FixtureServerUrls } from "./fixtures/fixture-urls";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** Loopback fixture MCP servers started by test/fixtures/workers-global-setup.ts. */
     fixtureServers: FixtureServerUrls;
+    /** The e2e project's shared `wrangler dev` (test/e2e/harness/e2e-global-setup.ts), if a selected file uses it. */
+    sharedWranglerDev?: SharedWranglerDevInfo;
+    /** The e2e project's shared OAuth team server (test/e2e/oauth/dev-team-server.ts), if a selected file uses it. */
+    sharedDevTeamServer?: SharedTeamServerInfo;
   }
 }

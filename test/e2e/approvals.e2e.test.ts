@@ -3,7 +3,7 @@ import { readFixtureStats } from "../fixtures/fixture-stats-client";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText, type ElicitReply, type McpClientKind, type ToolCallResult } from "./harness/mcp-clients";
-import type { WranglerDev } from "./harness/wrangler-dev";
+import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 /**
  * Approvals with real parts only: a real MCP client → `wrangler dev` → the fake model, which calls
@@ -13,12 +13,12 @@ import type { WranglerDev } from "./harness/wrangler-dev";
  */
 describe("approvals end to end", () => {
   let stack: EchoExpertStack;
-  let dev: WranglerDev;
   let fake: FakeOpenAIServer;
 
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "approvals",
+      onServer: { dev: sharedWranglerDev(), skill: "approvals" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "cleaner",
@@ -28,7 +28,7 @@ describe("approvals end to end", () => {
         }),
       ],
     });
-    ({ dev, fake } = stack);
+    ({ fake } = stack);
     // First request of a run: erase the record the query names. Once a result is back (the
     // erase, or its refusal): answer with every tool result the request carried.
     fake.reset((request) => {
@@ -70,7 +70,7 @@ describe("approvals end to end", () => {
   for (const [kind, reply, runs] of elicited) {
     it(`the user ${reply.action === "accept" ? "approves" : "declines"} through elicitation (${kind})`, async () => {
       const shown: string[] = [];
-      const url = kind.includes("-sse") ? `${dev.baseUrl}/sse` : `${dev.baseUrl}/mcp`;
+      const url = kind.includes("-sse") ? stack.sseUrl : stack.mcpUrl;
       const client = await connectMcpClient(kind, url, { elicit: (message) => answerAs(shown, message, reply) });
       try {
         if (kind.endsWith("2025-06-18")) expect(client.protocolVersion).toBe("2025-06-18");
@@ -97,7 +97,7 @@ describe("approvals end to end", () => {
   for (const [kind, declares] of paused) {
     it(`a client that cannot be asked gets "approval needed", then resumes with approve (${kind}${declares ? ", declaring elicitation" : ""})`, async () => {
       const shown: string[] = [];
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`, declares ? { elicit: (message) => answerAs(shown, message, approve) } : {});
+      const client = await connectMcpClient(kind, stack.mcpUrl, declares ? { elicit: (message) => answerAs(shown, message, approve) } : {});
       try {
         const before = await erases();
         const record = `rec-${kind}-${declares}`;

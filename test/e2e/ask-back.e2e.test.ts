@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { offeredToolNames, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
-import type { WranglerDev } from "./harness/wrangler-dev";
+import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 /**
  * Ask-back with real parts only: a real MCP client → `wrangler dev` → the fake OpenAI-compatible
@@ -12,12 +12,12 @@ import type { WranglerDev } from "./harness/wrangler-dev";
  */
 describe("ask-back end to end", () => {
   let stack: EchoExpertStack;
-  let dev: WranglerDev;
   let fake: FakeOpenAIServer;
 
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "ask-back",
+      onServer: { dev: sharedWranglerDev(), skill: "ask-back" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "asking_expert",
@@ -28,7 +28,7 @@ describe("ask-back end to end", () => {
         }),
       ],
     });
-    ({ dev, fake } = stack);
+    ({ fake } = stack);
     // First request: echo and ask at once. Once the answer is among the tool results: answer
     // with every tool result the request carried, so the test sees what the model was given.
     fake.reset((request) => {
@@ -49,7 +49,7 @@ describe("ask-back end to end", () => {
   const kinds: McpClientKind[] = ["v2-2025", "v2-2026", "v1-http"];
   for (const kind of kinds) {
     it(`asks, then resumes with the earlier tool result and the answer (${kind})`, async () => {
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+      const client = await connectMcpClient(kind, stack.mcpUrl);
       try {
         const [tool] = await client.listTools();
         const properties = (tool?.inputSchema as { properties?: object } | undefined)?.properties ?? {};

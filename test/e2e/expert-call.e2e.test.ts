@@ -4,7 +4,7 @@ import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./h
 import { offeredToolNames, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { inspectorListToolNames } from "./harness/inspector-cli";
 import { connectMcpClient, resultText, type McpClientKind } from "./harness/mcp-clients";
-import type { WranglerDev } from "./harness/wrangler-dev";
+import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 /**
  * The whole path with real parts only: a real MCP client → `wrangler dev` (MCP surface,
@@ -13,13 +13,13 @@ import type { WranglerDev } from "./harness/wrangler-dev";
  */
 describe("expert call end to end", () => {
   let stack: EchoExpertStack;
-  let dev: WranglerDev;
   let fake: FakeOpenAIServer;
   let fxBase: string;
 
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "expert-call",
+      onServer: { dev: sharedWranglerDev(), skill: "expert-call" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "echo_expert",
@@ -29,7 +29,7 @@ describe("expert call end to end", () => {
         }),
       ],
     });
-    ({ dev, fake, fxBase } = stack);
+    ({ fake, fxBase } = stack);
   });
 
   afterAll(() => stack?.stop());
@@ -48,7 +48,7 @@ describe("expert call end to end", () => {
   const kinds: McpClientKind[] = ["v2-2025", "v2-2026"];
   for (const kind of kinds) {
     it(`answers through the model and the downstream server (${kind})`, async () => {
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+      const client = await connectMcpClient(kind, stack.mcpUrl);
       try {
         const tools = await client.listTools();
         expect(tools.map((tool) => tool.name)).toEqual(["echo_expert"]);
@@ -79,6 +79,6 @@ describe("expert call end to end", () => {
   }
 
   it("lists the expert with the MCP Inspector CLI", async () => {
-    expect(await inspectorListToolNames(`${dev.baseUrl}/mcp`)).toEqual(["echo_expert"]);
+    expect(await inspectorListToolNames(stack.mcpUrl)).toEqual(["echo_expert"]);
   });
 });

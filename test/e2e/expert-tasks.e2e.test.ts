@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait-for";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "./harness/fake-openai-server";
+import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 
@@ -23,6 +24,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "expert-tasks",
+      onServer: { dev: sharedWranglerDev(), skill: "expert-tasks" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "echo_expert",
@@ -54,7 +56,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
 
   async function connect(): Promise<{ client: Client; tasks: TaskEnabledSession }> {
     const client = new Client({ name: "slipsnisse-e2e-tasks", version: "0.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl)));
     return { client, tasks: createTaskSessionFromClient(client, { endpointId: "slipsnisse-e2e" }) };
   }
 
@@ -95,7 +97,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
   it("serves the SDK v1 client's experimental tasks too (the same 2025-11-25 wire)", async () => {
     holdSecondReply();
     const client = new ClientV1({ name: "slipsnisse-e2e-tasks-v1", version: "0.0.0" });
-    await client.connect(new StreamableHTTPClientTransportV1(new URL(`${stack.dev.baseUrl}/mcp`)));
+    await client.connect(new StreamableHTTPClientTransportV1(new URL(stack.mcpUrl)));
     try {
       expect((await client.listTools()).tools[0]?.execution).toEqual({ taskSupport: "optional" });
       const seen: string[] = [];

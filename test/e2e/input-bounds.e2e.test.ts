@@ -1,9 +1,8 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadCatalog } from "./harness/catalog-admin";
 import { startFakeOpenAI, textReply, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpTestClient } from "./harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import { pushSharedSkill, type SharedSkill, sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 const MIB = 1024 * 1024;
 
@@ -42,21 +41,19 @@ function toolCallBody(query: string): Buffer {
 }
 
 describe("input bounds through wrangler dev", () => {
-  let dev: WranglerDev;
+  let skill: SharedSkill;
   let fake: FakeOpenAIServer;
   let client: McpTestClient;
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: { default: { experts: [{ name: "ask", description: "Answers.", provider: "openai-compatible", base_url: fake.baseURL, model: "fake" }] } },
+    skill = await pushSharedSkill(sharedWranglerDev(), "input-bounds", {
+      experts: [{ name: "ask", description: "Answers.", provider: "openai-compatible", base_url: fake.baseURL, model: "fake" }],
     });
-    client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`, { timeoutMs: 60_000 });
+    client = await connectMcpClient("v2-2025", skill.mcpUrl, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     await client?.close();
-    await dev?.stop();
     await fake?.close();
   });
 
@@ -73,7 +70,7 @@ describe("input bounds through wrangler dev", () => {
     ];
     const outcomes: string[] = [];
     for (const [mib, chunked] of attempts) {
-      const answer = await postRaw(`${dev.baseUrl}/mcp`, toolCallBody("x".repeat(mib * MIB)), chunked);
+      const answer = await postRaw(skill.mcpUrl, toolCallBody("x".repeat(mib * MIB)), chunked);
       if (!("text" in answer)) {
         outcomes.push(`${mib} MiB${chunked ? " chunked" : ""}: ${answer.error}`);
         continue;

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { loadCatalog } from "./harness/catalog-admin";
 import { startFakeOpenAI, textReply, type FakeOpenAIServer } from "./harness/fake-openai-server";
-import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
+import { pushSharedSkill, sharedWranglerDev } from "./harness/shared-wrangler-dev";
+import type { WranglerDev } from "./harness/wrangler-dev";
+
+/** This file's skill on the shared wrangler dev. */
+const SKILL = "model-probe";
 
 const modelsSchema = z.object({
   models: z.array(
@@ -20,9 +23,9 @@ describe("model probe end to end", () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    dev = await startWranglerDev();
+    dev = sharedWranglerDev();
     const expert = (name: string, model: string) => ({ name, description: "d", provider: "openai-compatible" as const, base_url: fake.baseURL, model });
-    await loadCatalog(dev.baseUrl, { skills: { default: { experts: [expert("one", "fake-a"), expert("two", "fake-a"), expert("three", "fake-b")] } } });
+    await pushSharedSkill(dev, SKILL, { experts: [expert("one", "fake-a"), expert("two", "fake-a"), expert("three", "fake-b")] });
   }, 120_000);
 
   afterAll(async () => {
@@ -38,7 +41,7 @@ describe("model probe end to end", () => {
 
   it("without probe=1 no chat request reaches the model", async () => {
     fake.reset(() => textReply("ok"));
-    const listed = await models("?skill=default");
+    const listed = await models(`?skill=${SKILL}`);
     expect(listed.map((entry) => entry.model).sort()).toEqual(["fake-a", "fake-b"]);
     expect(listed.every((entry) => entry.probe === undefined)).toBe(true);
     expect(fake.requests).toHaveLength(0);
@@ -46,7 +49,7 @@ describe("model probe end to end", () => {
 
   it("with probe=1 exactly one one-token request per distinct model, each reported ok with its latency", async () => {
     fake.reset(() => textReply("ok"));
-    const probed = await models("?skill=default&probe=1");
+    const probed = await models(`?skill=${SKILL}&probe=1`);
     expect(probed.map((entry) => [entry.model, entry.probe?.ok]).sort()).toEqual([
       ["fake-a", true],
       ["fake-b", true],

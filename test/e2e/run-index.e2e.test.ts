@@ -9,6 +9,7 @@ import { runCliProcess } from "./cli/cli-process";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
+import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 import type { WranglerDev } from "./harness/wrangler-dev";
 
 const traceMetaSchema = z.object({ runId: z.uuid(), traceId: z.string().regex(/^[0-9a-f]{32}$/) });
@@ -45,6 +46,9 @@ const traceSchema = z.object({
  * the answer, and its trace (arguments, the tool call's arguments and result excerpt) opens
  * from the admin API and the CLI; the run's trace id reached the downstream server and the model.
  */
+// This file's skill on the shared wrangler dev; runs, usage and server stats are read for it alone.
+const SKILL = "run-index";
+
 describe("run index end to end", () => {
   let stack: EchoExpertStack;
   let dev: WranglerDev;
@@ -56,6 +60,7 @@ describe("run index end to end", () => {
     dir = await mkdtemp(join(tmpdir(), "slipsnisse-run-index-"));
     stack = await startEchoExpertStack({
       tag: "run-index",
+      onServer: { dev: sharedWranglerDev(), skill: SKILL },
       experts: (model) => [
         fakeModelExpert(model, { name: "echo_expert", description: "Echoes the query through the fixture server.", internal_tools: { fx: ["echo"] } }),
       ],
@@ -78,7 +83,7 @@ describe("run index end to end", () => {
   };
 
   it("indexes a run with a tool call and opens its trace, in the API and the CLI", async () => {
-    const client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`);
+    const client = await connectMcpClient("v2-2025", stack.mcpUrl);
     let meta: z.infer<typeof traceMetaSchema>;
     let answeredAt: number;
     try {
@@ -92,7 +97,7 @@ describe("run index end to end", () => {
 
     // The row is written after the answer: wait until it is observed, bounded.
     const listed = await waitFor("the run in the index", async () => {
-      const page = z.object({ runs: z.array(summarySchema) }).parse(await getJson("/runs?skill=default&expert=echo_expert"));
+      const page = z.object({ runs: z.array(summarySchema) }).parse(await getJson(`/runs?skill=${SKILL}&expert=echo_expert`));
       return page.runs.find((run) => run.id === meta.runId);
     });
     console.log(`run index row visible ${Math.round(performance.now() - answeredAt)} ms after the answer`);
@@ -115,7 +120,7 @@ describe("run index end to end", () => {
     for (const recorded of fake.calls) expect(recorded.traceparent).toMatch(traceparent);
 
     const cli = (...args: string[]) => runCliProcess(args, { cwd: dir, env: { SLIPSNISSE_URL: dev.baseUrl } });
-    const list = await cli("runs", "--skill", "default");
+    const list = await cli("runs", "--skill", SKILL);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toContain(meta.runId);
     const one = await cli("runs", meta.runId);
@@ -123,13 +128,13 @@ describe("run index end to end", () => {
     expect(one.stdout).toContain(`trace ${meta.traceId}`);
     expect(one.stdout).toContain('fx__echo {"text":"indexed-echo-42"}');
     expect(one.stdout).toContain("→ indexed-echo-42");
-    const usage = await cli("usage", "--group-by", "expert");
+    const usage = await cli("usage", "--group-by", "expert", "--skill", SKILL);
     expect(usage.code).toBe(0);
     expect(usage.stdout).toMatch(
       /echo_expert\n {2}1 runs \(ok 1\); tokens \d+ in \/ \d+ out; 1 tool calls; \d+ bytes; p50 \d+ ms, p95 \d+ ms; cost [\d.e-]+\n/,
     );
-    const servers = await cli("usage", "--servers");
+    const servers = await cli("usage", "--servers", "--skill", SKILL);
     expect(servers.code).toBe(0);
-    expect(servers.stdout).toContain("default/fx\n  last hour 1 calls, 0 errors");
+    expect(servers.stdout).toContain(`${SKILL}/fx\n  last hour 1 calls, 0 errors`);
   });
 });

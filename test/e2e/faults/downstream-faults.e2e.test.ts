@@ -4,14 +4,14 @@ import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import type { LoopbackServer } from "../../fixtures/loopback-http";
 import { startMalformedJsonRpcServer, type MalformedJsonRpcServer } from "../../fixtures/malformed-json-rpc-server";
-import { loadCatalog } from "../harness/catalog-admin";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { pushSharedSkill, sharedWranglerDev } from "../harness/shared-wrangler-dev";
+import type { WranglerDev } from "../harness/wrangler-dev";
 import { adminRun } from "../load/admin-runs-client";
 import { waitFor } from "../../support/wait-for";
 
-const SKILL = "default";
+const SKILL = "downstream-faults";
 const USER = "local:dev";
 const RUN_META = "slipsnisse.dev/run";
 const SLOW_CALL_TIMEOUT_MS = 1_000;
@@ -70,30 +70,26 @@ describe("downstream faults end to end", () => {
       const asked = /call (\S+) (\{.*\})/.exec(user);
       return asked ? toolCallsReply({ name: asked[1] ?? "", arguments: asked[2] ?? "{}" }) : textReply("nothing asked");
     });
-    dev = await startWranglerDev();
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        [SKILL]: {
-          servers: {
-            doomed: { url: `${doomed.origin}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 },
-            slow: { url: `${fxBase}/mcp`, transport: "streamable-http", call_timeout_ms: SLOW_CALL_TIMEOUT_MS },
-            garbled: { url: `${malformed.origin}/garbage`, transport: "streamable-http", call_timeout_ms: GARBLED_CALL_TIMEOUT_MS },
-            notrpc: { url: `${malformed.origin}/not-jsonrpc`, transport: "streamable-http", call_timeout_ms: GARBLED_CALL_TIMEOUT_MS },
-            broken: { url: `${malformed.origin}/garbage-always`, transport: "streamable-http", connect_timeout_ms: 3_000 },
-            sessions: { url: `${fxBase}/mcp-stateful`, transport: "streamable-http" },
-          },
-          experts: [
-            expert("doomed", ["sleep"]),
-            expert("slow", ["sleep"]),
-            expert("garbled", ["echo"]),
-            expert("notrpc", ["echo"]),
-            expert("broken", ["echo"]),
-            expert("sessions", ["echo"]),
-          ],
-        },
+    dev = sharedWranglerDev();
+    await pushSharedSkill(dev, SKILL, {
+      servers: {
+        doomed: { url: `${doomed.origin}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 },
+        slow: { url: `${fxBase}/mcp`, transport: "streamable-http", call_timeout_ms: SLOW_CALL_TIMEOUT_MS },
+        garbled: { url: `${malformed.origin}/garbage`, transport: "streamable-http", call_timeout_ms: GARBLED_CALL_TIMEOUT_MS },
+        notrpc: { url: `${malformed.origin}/not-jsonrpc`, transport: "streamable-http", call_timeout_ms: GARBLED_CALL_TIMEOUT_MS },
+        broken: { url: `${malformed.origin}/garbage-always`, transport: "streamable-http", connect_timeout_ms: 3_000 },
+        sessions: { url: `${fxBase}/mcp-stateful`, transport: "streamable-http" },
       },
+      experts: [
+        expert("doomed", ["sleep"]),
+        expert("slow", ["sleep"]),
+        expert("garbled", ["echo"]),
+        expert("notrpc", ["echo"]),
+        expert("broken", ["echo"]),
+        expert("sessions", ["echo"]),
+      ],
     });
-    client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`, { timeoutMs: 60_000 });
+    client = await connectMcpClient("v2-2025", `${dev.baseUrl}/s/${SKILL}/mcp`, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     await client?.close();

@@ -5,11 +5,12 @@ import type { FixtureStats } from "../../fixtures/fixture-stats-schema";
 import { type EchoExpertStack, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { errorReply, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type McpTestClient, type ToolCallResult } from "../harness/mcp-clients";
+import { sharedWranglerDev } from "../harness/shared-wrangler-dev";
 import type { WranglerDev } from "../harness/wrangler-dev";
 import { adminRun } from "../load/admin-runs-client";
 import { waitFor } from "../../support/wait-for";
 
-const SKILL = "default";
+const SKILL = "model-faults";
 // With AUTH=none every loopback request is the local dev user (admin), whose session holds the runs.
 const USER = "local:dev";
 const HASTY_TIMEOUT_MS = 1_500;
@@ -71,6 +72,7 @@ describe("model faults end to end", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "model-faults",
+      onServer: { dev: sharedWranglerDev(), skill: SKILL },
       experts: (model, servers) => [
         expert("steady", model.baseURL),
         expert("hasty", model.baseURL, HASTY_TIMEOUT_MS),
@@ -79,7 +81,7 @@ describe("model faults end to end", () => {
       ],
     });
     ({ dev, fake, fixtures, fxBase } = stack);
-    client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`, { timeoutMs: 60_000 });
+    client = await connectMcpClient("v2-2025", stack.mcpUrl, { timeoutMs: 60_000 });
   });
   afterAll(async () => {
     await client?.close();

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
-import { loadCatalog } from "../harness/catalog-admin";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type Progress } from "../harness/mcp-clients";
-import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
+import { pushSharedSkill, sharedWranglerDev } from "../harness/shared-wrangler-dev";
+import type { WranglerDev } from "../harness/wrangler-dev";
 import { adminRuns } from "../load/admin-runs-client";
 import { connectAbortable, type AbortableKind, type Era } from "./abortable-client";
 import { waitFor } from "../../support/wait-for";
@@ -14,6 +14,8 @@ const MAX_STEPS = 5;
 const SLEEP_MS = 20_000;
 /** The unauthenticated loopback dev user (AUTH=none) whose session the calls run in. */
 const DEV_USER_ID = "local:dev";
+/** This file's skill on the shared wrangler dev. */
+const SKILL = "progress-and-cancellation";
 
 /**
  * Long runs through `wrangler dev`: progress per step reaches a client that sent a progress
@@ -28,29 +30,25 @@ describe("progress and cancellation end to end", () => {
 
   const loadFor = async (label: string) => {
     fxBase = taggedBase(fixtures.urls.echo, label);
-    await loadCatalog(dev.baseUrl, {
-      skills: {
-        default: {
-          servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 } },
-          experts: [
-            {
-              name: "worker_bee",
-              description: "Echoes, then sleeps when asked to.",
-              internal_tools: { fx: ["echo", "sleep"] },
-              provider: "openai-compatible",
-              base_url: fake.baseURL,
-              model: "fake-cheap",
-              budget: { max_steps: MAX_STEPS, timeout_ms: 45_000, max_output_tokens: 2_048, max_tool_calls: 8, max_tool_result_bytes: 4_096 },
-            },
-          ],
+    await pushSharedSkill(dev, SKILL, {
+      servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 } },
+      experts: [
+        {
+          name: "worker_bee",
+          description: "Echoes, then sleeps when asked to.",
+          internal_tools: { fx: ["echo", "sleep"] },
+          provider: "openai-compatible",
+          base_url: fake.baseURL,
+          model: "fake-cheap",
+          budget: { max_steps: MAX_STEPS, timeout_ms: 45_000, max_output_tokens: 2_048, max_tool_calls: 8, max_tool_result_bytes: 4_096 },
         },
-      },
+      ],
     });
   };
 
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    dev = await startWranglerDev();
+    dev = sharedWranglerDev();
   });
   afterAll(async () => {
     await dev?.stop();
@@ -73,7 +71,7 @@ describe("progress and cancellation end to end", () => {
   for (const kind of ["v2-2025", "v2-2026", "v1-http"] as const) {
     it(`sends one progress notification per step with step, budget and message (${kind})`, async () => {
       await loadFor(`progress-${kind}`);
-      const client = await connectMcpClient(kind, `${dev.baseUrl}/mcp`);
+      const client = await connectMcpClient(kind, `${dev.baseUrl}/s/${SKILL}/mcp`);
       const seen: Progress[] = [];
       try {
         const result = await client.callTool("worker_bee", { query: "echo twice" }, (p) => seen.push(p));
@@ -91,7 +89,7 @@ describe("progress and cancellation end to end", () => {
 
   it("sends no progress to a client that sent no progress token, and still answers", async () => {
     await loadFor("no-token");
-    const client = await connectMcpClient("v2-2025", `${dev.baseUrl}/mcp`);
+    const client = await connectMcpClient("v2-2025", `${dev.baseUrl}/s/${SKILL}/mcp`);
     try {
       const result = await client.callTool("worker_bee", { query: "echo twice" });
       expect(resultText(result)).toContain("done after 2 echoes");
@@ -103,8 +101,8 @@ describe("progress and cancellation end to end", () => {
   /** Starts a sleeping run, waits until the downstream sleep is in flight, then disconnects the client. */
   async function abandonMidSleep(era: Era): Promise<{ run: StoredRunRow; cancelledAfterMs: number }> {
     await loadFor(`cancel-${era}-disconnect`);
-    const before = await runIds(dev.persistDir);
-    const client = await connectAbortable(`${dev.baseUrl}/mcp`, era);
+    const before = await runIds(dev.persistDir, SKILL);
+    const client = await connectAbortable(`${dev.baseUrl}/s/${SKILL}/mcp`, era);
     const call = client.startCall("worker_bee", { query: `please sleep ${SLEEP_MS}` }, () => undefined);
     await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined), 15_000);
     const leftAt = Date.now();
@@ -113,7 +111,7 @@ describe("progress and cancellation end to end", () => {
 
     await waitFor("the downstream sleep to be cancelled", async () => ((await readFixtureStats(fxBase)).sleepsCancelled === 1 ? true : undefined), 12_000);
     const cancelledAfterMs = Date.now() - leftAt;
-    const run = await waitForNewRun(dev.persistDir, before);
+    const run = await waitForNewRun(dev.persistDir, before, undefined, SKILL);
     expect((await readFixtureStats(fxBase)).sleepsCompleted).toBe(0);
     return { run, cancelledAfterMs };
   }
@@ -142,8 +140,8 @@ describe("progress and cancellation end to end", () => {
     it(`an aborted call cancels the downstream call and the run within 1 s (${kind})`, async () => {
       await loadFor(`abort-${kind}`);
       const admin = { baseUrl: dev.baseUrl };
-      const before = new Set((await adminRuns(admin, "default", DEV_USER_ID)).map((run) => run.id));
-      const client = await connectAbortable(`${dev.baseUrl}/${kind.endsWith("-sse") ? "sse" : "mcp"}`, kind);
+      const before = new Set((await adminRuns(admin, SKILL, DEV_USER_ID)).map((run) => run.id));
+      const client = await connectAbortable(`${dev.baseUrl}/s/${SKILL}/${kind.endsWith("-sse") ? "sse" : "mcp"}`, kind);
       try {
         const call = client.startCall("worker_bee", { query: `please sleep ${SLEEP_MS}` });
         await waitFor("the downstream sleep to start", async () => ((await readFixtureStats(fxBase)).calls.sleep === 1 ? true : undefined), 15_000, 20);
@@ -152,7 +150,7 @@ describe("progress and cancellation end to end", () => {
         const { stats, run } = await waitFor(
           "the downstream sleep to be cancelled and the run recorded as cancelled",
           async () => {
-            const [stats, runs] = await Promise.all([readFixtureStats(fxBase), adminRuns(admin, "default", DEV_USER_ID)]);
+            const [stats, runs] = await Promise.all([readFixtureStats(fxBase), adminRuns(admin, SKILL, DEV_USER_ID)]);
             const run = runs.find((candidate) => !before.has(candidate.id));
             return stats.sleepsCancelled === 1 && run?.outcome === "cancelled" ? { stats, run } : undefined;
           },

@@ -50,8 +50,8 @@ function withDatabase<T>(file: string, read: (db: DatabaseSync) => T): T | undef
   }
 }
 
-/** Every run of every ExpertSession in the persistence directory. */
-export async function readRuns(persistDir: string): Promise<StoredRunRow[]> {
+/** Every run of every ExpertSession in the persistence directory (of one skill, if given: files sharing a server). */
+export async function readRuns(persistDir: string, skill?: string): Promise<StoredRunRow[]> {
   const rows: StoredRunRow[] = [];
   for (const file of await sqliteFiles(join(persistDir, "v3", "do"))) {
     const found = withDatabase(file, (db) =>
@@ -62,7 +62,7 @@ export async function readRuns(persistDir: string): Promise<StoredRunRow[]> {
     );
     rows.push(...(found ?? []));
   }
-  return rows;
+  return skill === undefined ? rows : rows.filter((run) => run.skill === skill);
 }
 
 /** The steps of one run, oldest first, with their tool calls parsed. */
@@ -78,11 +78,11 @@ export async function readSteps(run: StoredRunRow): Promise<Array<StoredStepRow 
 }
 
 /** The one run that appears after `before` was taken (a snapshot of run ids), once it has ended. */
-export async function waitForNewRun(persistDir: string, before: ReadonlySet<string>, timeoutMs = 15_000): Promise<StoredRunRow> {
+export async function waitForNewRun(persistDir: string, before: ReadonlySet<string>, timeoutMs = 15_000, skill?: string): Promise<StoredRunRow> {
   return waitFor(
     "the new run's record to end",
     async () => {
-      const fresh = (await readRuns(persistDir)).filter((run) => !before.has(run.id));
+      const fresh = (await readRuns(persistDir, skill)).filter((run) => !before.has(run.id));
       if (fresh.length > 1) throw new Error(`expected one new run, found ${fresh.length}`);
       return fresh[0] !== undefined && fresh[0].outcome !== "running" ? fresh[0] : undefined;
     },
@@ -92,6 +92,6 @@ export async function waitForNewRun(persistDir: string, before: ReadonlySet<stri
   );
 }
 
-export async function runIds(persistDir: string): Promise<Set<string>> {
-  return new Set((await readRuns(persistDir)).map((run) => run.id));
+export async function runIds(persistDir: string, skill?: string): Promise<Set<string>> {
+  return new Set((await readRuns(persistDir, skill)).map((run) => run.id));
 }

@@ -3,6 +3,7 @@ import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { loadCatalog } from "./catalog-admin";
 import { startFakeOpenAI, type FakeOpenAIServer } from "./fake-openai-server";
+import { pushSharedSkill } from "./shared-wrangler-dev";
 import { startWranglerDev, type WranglerDev, type WranglerDevOptions } from "./wrangler-dev";
 
 type SkillInput = CatalogInput["skills"][string];
@@ -19,6 +20,11 @@ export interface EchoExpertStackOptions {
   /** Server `fx` beyond its URL and transport (headers with secrets, say). */
   server?: Omit<ServerInput, "url" | "transport">;
   wrangler?: WranglerDevOptions;
+  /**
+   * Run on a server already running (`sharedWranglerDev()`) under this skill name instead of
+   * starting one with skill `default`; only this skill is pushed, the server's other skills stay.
+   */
+  onServer?: { dev: WranglerDev; skill: string };
   /** Headers for the catalog load (a bearer token when OAuth is on). */
   adminHeaders?: Record<string, string>;
 }
@@ -29,6 +35,10 @@ export interface EchoExpertStack {
   fixtures: RunningFixtureServers;
   /** The tagged echo fixture's base URL (for its call stats). */
   fxBase: string;
+  /** The skill's name (`default` on a server of its own) and its MCP endpoints. */
+  skill: string;
+  mcpUrl: string;
+  sseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -41,32 +51,33 @@ export function fakeModelExpert(fake: FakeOpenAIServer, expert: Omit<ExpertInput
  * The stack most end-to-end tests run on, all real: `wrangler dev` with skill `default`, whose
  * server `fx` is the loopback fixture MCP server (echo, add, whoami…) and whose experts call the
  * scripted fake OpenAI-compatible model on loopback. Everything started is stopped by `stop`,
- * also when starting fails half-way.
+ * also when starting fails half-way. With `onServer` (usually `sharedWranglerDev()`) the skill is
+ * pushed under its own name onto that server instead, and the test reaches it at `mcpUrl`.
  */
 export async function startEchoExpertStack(options: EchoExpertStackOptions): Promise<EchoExpertStack> {
   const [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-  let dev: WranglerDev | undefined;
+  // Only a server this stack started is stopped by it.
+  let ownDev: WranglerDev | undefined;
   const stop = async () => {
-    await dev?.stop();
+    await ownDev?.stop();
     await Promise.allSettled([fake.close(), fixtures.stop()]);
   };
   try {
     const fxBase = taggedBase(fixtures.urls.echo, options.tag);
-    dev = await startWranglerDev(options.wrangler);
-    await loadCatalog(
-      dev.baseUrl,
-      {
-        skills: {
-          default: {
-            ...options.skill,
-            servers: { fx: { ...options.server, url: `${fxBase}/mcp`, transport: "streamable-http" } },
-            experts: options.experts(fake, fixtures),
-          },
-        },
-      },
-      options.adminHeaders,
-    );
-    return { dev, fake, fixtures, fxBase, stop };
+    const skill: SkillInput = {
+      ...options.skill,
+      servers: { fx: { ...options.server, url: `${fxBase}/mcp`, transport: "streamable-http" } },
+      experts: options.experts(fake, fixtures),
+    };
+    if (options.onServer) {
+      const { dev } = options.onServer;
+      const pushed = await pushSharedSkill(dev, options.onServer.skill, skill, options.adminHeaders);
+      return { dev, fake, fixtures, fxBase, skill: pushed.skill, mcpUrl: pushed.mcpUrl, sseUrl: pushed.sseUrl, stop };
+    }
+    const dev = await startWranglerDev(options.wrangler);
+    ownDev = dev;
+    await loadCatalog(dev.baseUrl, { skills: { default: skill } }, options.adminHeaders);
+    return { dev, fake, fixtures, fxBase, skill: "default", mcpUrl: `${dev.baseUrl}/mcp`, sseUrl: `${dev.baseUrl}/sse`, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { migratedD1 } from "./d1-template";
 import { freePort } from "./free-port";
 import { LogTail } from "./log-tail";
 import { killProcessGroup } from "./process-group";
-import { offlineWranglerEnv, repoRoot, runWrangler, wranglerArgv } from "./wrangler-command";
+import { offlineWranglerEnv, repoRoot, wranglerArgv } from "./wrangler-command";
 
 export interface WranglerDevOptions {
   /**
@@ -22,6 +24,8 @@ export interface WranglerDevOptions {
   keepState?: boolean;
   /** Apply the project's D1 migrations first (default true; a project without D1 has none). */
   migrations?: boolean;
+  /** Also append everything wrangler prints to this file (for readers in other processes). */
+  logFile?: string;
 }
 
 export interface WranglerDev {
@@ -35,14 +39,6 @@ export interface WranglerDev {
   startupMs: number;
   logs(): string;
   stop(): Promise<void>;
-}
-
-async function applyMigrations(projectDir: string, persistDir: string): Promise<void> {
-  const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir];
-  const result = await runWrangler(args, { cwd: projectDir });
-  if (result.code !== 0) {
-    throw new Error(`wrangler d1 migrations apply failed (exit ${result.code}):\n${result.output.slice(-3000)}`);
-  }
 }
 
 async function answersHttp(url: string): Promise<boolean> {
@@ -69,14 +65,15 @@ async function waitUntilReady(child: ChildProcess, url: string, timeoutMs: numbe
 
 /**
  * Starts `wrangler dev --local` on a free loopback port with a fresh persistence directory
- * (D1 migrations applied first). The child is spawned detached so that `stop()` can end its
- * whole process group (wrangler plus its two workerd processes) and nothing else.
+ * (a local D1 with every migration applied: see d1-template.ts). The child is spawned detached
+ * so that `stop()` can end its whole process group (wrangler plus its two workerd processes) and
+ * nothing else. Files that need no special configuration use `sharedWranglerDev()` instead.
  */
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const projectDir = options.projectDir ?? repoRoot;
   const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
   try {
-    if (options.migrations !== false) await applyMigrations(projectDir, persistDir);
+    if (options.migrations !== false) await migratedD1(projectDir, persistDir);
     // freePort's port can be taken by another process before wrangler binds it (parallel runs
     // on one machine); only that failure is worth another try, on fresh ports.
     for (let attempt = 1; ; attempt++) {
@@ -122,8 +119,14 @@ async function launch(projectDir: string, persistDir: string, options: WranglerD
   const pgid = child.pid;
   if (pgid === undefined) throw new Error("wrangler dev could not be spawned (no pid)");
   const tail = new LogTail();
-  child.stdout?.on("data", (chunk: Buffer) => tail.push(chunk));
-  child.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+  const log = options.logFile === undefined ? undefined : createWriteStream(options.logFile, { flags: "a" });
+  const onOutput = (chunk: Buffer) => {
+    tail.push(chunk);
+    log?.write(chunk);
+  };
+  child.stdout?.on("data", onOutput);
+  child.stderr?.on("data", onOutput);
+  child.once("exit", () => log?.end());
 
   let stopped = false;
   const stop = async (): Promise<void> => {

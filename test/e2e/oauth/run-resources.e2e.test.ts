@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectMcpClient, resultText, type McpClientKind } from "../harness/mcp-clients";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
-import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
+import { pushSharedSkill } from "../harness/shared-wrangler-dev";
+import { EXPERT, sharedDevTeamServer, type DevTeamServer, teamExpert } from "./dev-team-server";
+
+/** This file's skill on the shared team server. */
+const SKILL = "run-resources";
 
 const META_RUN = "slipsnisse.dev/run";
 
@@ -16,7 +20,8 @@ describe("runs as MCP resources through wrangler dev", () => {
   let bob: OAuthSession;
 
   beforeAll(async () => {
-    server = await startDevTeamServer();
+    server = await sharedDevTeamServer();
+    await pushSharedSkill(server.dev, SKILL, { experts: [teamExpert(server.fake)] }, { Authorization: `Bearer ${server.adminToken}` });
     alice = await signInAs(server.dev.baseUrl, "alice");
     bob = await signInAs(server.dev.baseUrl, "bob");
   });
@@ -26,7 +31,7 @@ describe("runs as MCP resources through wrangler dev", () => {
 
   for (const kind of ["v2-2025", "v2-2026", "v1-http"] as const satisfies readonly McpClientKind[]) {
     it(`the owner lists and reads the run its answer links; another member gets not found (${kind})`, async () => {
-      const url = `${server.dev.baseUrl}/mcp`;
+      const url = `${server.dev.baseUrl}/s/${SKILL}/mcp`;
       const owner = await connectMcpClient(kind, url, { headers: bearer(alice) });
       const other = await connectMcpClient(kind, url, { headers: bearer(bob) });
       try {

@@ -22,7 +22,7 @@ import {
   storedTokens,
 } from "../harness/mcp-remote-bridge";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
-import { EXPERT, startDevTeamServer, type DevTeamServer } from "./dev-team-server";
+import { EXPERT, sharedDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
 /** The text parts of an SDK v1 tools/call result. */
 function textOf(result: unknown): string {
@@ -43,7 +43,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
     let browser: Browser;
 
     beforeAll(async () => {
-      [server, browser] = await Promise.all([startDevTeamServer(), launchChromium()]);
+      [server, browser] = await Promise.all([sharedDevTeamServer(), launchChromium()]);
     });
     afterAll(async () => {
       await browser?.close();
