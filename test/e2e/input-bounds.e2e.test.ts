@@ -112,7 +112,7 @@ describe("input bounds through wrangler dev", () => {
     const nested: unknown = JSON.parse(`${"[".repeat(1_000)}${"]".repeat(1_000)}`);
     fake.reset([textReply("must not run")]);
     for (const kind of ["v2-2025", "v2-2026", "v1-http", "v1-sse"] as const) {
-      const deepClient = await connectMcpClient(kind, `${dev.baseUrl}/${kind.endsWith("sse") ? "sse" : "mcp"}`, { timeoutMs: 20_000 });
+      const deepClient = await connectMcpClient(kind, kind.endsWith("sse") ? skill.sseUrl : skill.mcpUrl, { timeoutMs: 20_000 });
       try {
         const error = await deepClient.callTool("ask", { query: "q", deep: nested }).catch((caught: unknown) => caught);
         expect(String(error), kind).toContain("nests arrays and objects more than 64 levels deep; the limit is 64");
