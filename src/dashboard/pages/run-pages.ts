@@ -6,6 +6,7 @@ import { sessionName, sessionStub } from "../../experts/session/session-name";
 import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { barTrack, waterfallLegend, waterfallRows, type WaterfallRow } from "./run-waterfall";
 
 const PAGE_SIZE = 50;
 const WINDOWS = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 } as const;
@@ -107,16 +108,28 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}
 ${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`
 }
 <h2>Steps</h2>
-${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : html`<ol class="steps">${steps.map((step) => stepItem(step))}</ol>`}
+${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : waterfall(summary, steps)}
 ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}
 <p><a href="/admin/runs">← All runs</a></p>`;
 }
 
-function stepItem(step: StepRecord) {
-  return html`<li><h3>Step ${step.index + 1} <span class="muted">${step.finishReason}</span></h3>
-<p>Model ${step.model ? html`${step.model.provider} <code>${step.model.model}</code>, ${step.model.latencyMs} ms${step.model.retries > 0 ? `, ${step.model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
-${step.text ? html`<pre>${step.text}</pre>` : ""}
-${step.toolCalls.map((call) => toolCallBlock(call))}</li>`;
+/**
+ * The steps and their tool calls as bars on the run's time axis, one line each; what a step or a
+ * call carried (text, arguments, result, error) opens on demand, so a step with many calls stays short.
+ */
+function waterfall(summary: RunSummary, steps: readonly StepRecord[]) {
+  const { rows, totalMs } = waterfallRows(steps, summary.startedAt, summary.endedAt);
+  return html`${waterfallLegend(totalMs)}
+<ol class="wf" aria-label="Run timeline">${rows.map((row) => stepRow(row))}</ol>`;
+}
+
+function stepRow({ step, bar, calls }: WaterfallRow) {
+  const name = `Step ${step.index + 1}`;
+  const model = step.model;
+  return html`<li class="wf-step"><details><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
+<div class="wf-detail"><p>Model ${model ? html`${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
+${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
+${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
 }
 
 function toolCallBlock(call: ToolCallRecord) {

@@ -42,6 +42,8 @@ export interface ToolCallRecord {
   status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled" | "declined" | "awaiting_approval";
   bytes: number;
   elapsedMs: number;
+  /** When the call started (epoch ms), for the trace's time axis; absent in records stored before it was kept. */
+  startedAt?: number;
   error?: string;
   /** The downstream server and tool, for calls that reached the adapter. */
   server?: string;
@@ -101,6 +103,8 @@ export interface ModelCallRecord {
   latencyMs: number;
   /** Failed attempts (429, 5xx) the AI SDK retried before this call succeeded. */
   retries: number;
+  /** When the step's model call started (epoch ms), for the trace's time axis; absent in older records. */
+  startedAt?: number;
 }
 
 export interface StepRecord {
