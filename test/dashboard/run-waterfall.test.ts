@@ -62,9 +62,12 @@ describe("run page waterfall", () => {
     expect(response.status).toBe(200);
 
     const drawn = bars(page);
-    expect(drawn.map((bar) => bar.kind)).toEqual(["model", "tool", "failed", "model"]);
-    const [model1, sleep, fail, model2] = drawn;
-    if (!model1 || !sleep || !fail || !model2) throw new Error("four bars expected");
+    // First the wait before the first model call (the session connecting and listing tools).
+    expect(drawn.map((bar) => bar.kind)).toEqual(["setup", "model", "tool", "failed", "model"]);
+    const [setup, model1, sleep, fail, model2] = drawn;
+    if (!setup || !model1 || !sleep || !fail || !model2) throw new Error("five bars expected");
+    expect(setup.startMs).toBe(0);
+    expect(model1.left).toBeCloseTo(setup.left + setup.width, 1);
     for (const bar of drawn) {
       expect(bar.width).toBeGreaterThan(0);
       expect(bar.left + bar.width).toBeLessThanOrEqual(100.01);
@@ -78,8 +81,8 @@ describe("run page waterfall", () => {
     const axisMs = Number(/axis 0 – (\d+) ms/.exec(page)?.[1]);
     expect(sleep.width).toBeGreaterThanOrEqual((250 / axisMs) * 100 - 0.01);
     expect(fail.startMs).toBeGreaterThanOrEqual(model1.startMs + 60);
-    // One line per bar, details on demand; untrusted text stays escaped inside them.
-    expect([...page.matchAll(/<details><summary class="wf-row">/g)]).toHaveLength(4);
+    // One line per bar, details open below each in a run this short; untrusted text stays escaped inside them.
+    expect([...page.matchAll(/<details open><summary class="wf-row">/g)]).toHaveLength(4);
     expect(page).toContain("&lt;b&gt;boom&lt;/b&gt;");
     expect(page).not.toContain("<b>boom</b>");
   });

@@ -113,23 +113,30 @@ ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}
 <p><a href="/admin/runs">← All runs</a></p>`;
 }
 
+/** A step with this many calls, or a run with this many bars, is shown compact: bars only, details closed. */
+const COMPACT_CALLS = 3;
+const COMPACT_BARS = 10;
+
 /**
- * The steps and their tool calls as bars on the run's time axis, one line each; what a step or a
- * call carried (text, arguments, result, error) opens on demand, so a step with many calls stays short.
+ * The steps and their tool calls as bars on the run's time axis, one line each. What a step or a
+ * call carried (text, arguments, result, error) is open below its bar in a short run, and opens
+ * on demand (`<details>`) in a compact one, so a step with many calls stays a few lines tall.
  */
 function waterfall(summary: RunSummary, steps: readonly StepRecord[]) {
-  const { rows, totalMs } = waterfallRows(steps, summary.startedAt, summary.endedAt);
+  const { rows, totalMs, setup } = waterfallRows(steps, summary.startedAt, summary.endedAt);
+  const compactRun = rows.reduce((sum, row) => sum + 1 + row.calls.length, 0) > COMPACT_BARS;
   return html`${waterfallLegend(totalMs)}
-<ol class="wf" aria-label="Run timeline">${rows.map((row) => stepRow(row))}</ol>`;
+<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
 }
 
-function stepRow({ step, bar, calls }: WaterfallRow) {
+function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
+  const open = compact ? "" : html` open`;
   const name = `Step ${step.index + 1}`;
   const model = step.model;
-  return html`<li class="wf-step"><details><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
+  return html`<li class="wf-step${compact ? " wf-compact" : ""}"><details${open}><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
 <div class="wf-detail"><p>Model ${model ? html`${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
 ${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
-${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
+${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
 }
 
 function toolCallBlock(call: ToolCallRecord) {

@@ -2,7 +2,7 @@ import { html } from "hono/html";
 import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 
 /** What a bar shows: the model's answer wait, a tool call by how it ended, or an approval/pause wait. */
-export type BarKind = "model" | "retried" | "tool" | "failed" | "approval";
+export type BarKind = "setup" | "model" | "retried" | "tool" | "failed" | "approval";
 
 export interface WaterfallBar {
   kind: BarKind;
@@ -22,7 +22,7 @@ export interface WaterfallRow {
 /** A bar narrower than this would vanish: a 0 ms call is still drawn as a sliver. */
 const MIN_WIDTH_PERCENT = 0.4;
 
-const FILL: Record<BarKind, string> = { model: "#0b5cad", retried: "#9a6700", tool: "#1a7f37", failed: "#b42318", approval: "#8250df" };
+const FILL: Record<BarKind, string> = { setup: "#8c959f", model: "#0b5cad", retried: "#9a6700", tool: "#1a7f37", failed: "#b42318", approval: "#8250df" };
 
 const FAILED_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["error", "refused", "withheld", "cancelled"]);
 const WAITING_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["declined", "awaiting_approval"]);
@@ -43,7 +43,11 @@ interface Span {
  * after another from their durations (model wait, then the step's calls), so an old trace still
  * reads in order. A call left waiting for approval (a paused run) runs to the run's end.
  */
-export function waterfallRows(steps: readonly StepRecord[], runStart: number, runEnd: number): { rows: WaterfallRow[]; totalMs: number } {
+export function waterfallRows(
+  steps: readonly StepRecord[],
+  runStart: number,
+  runEnd: number,
+): { rows: WaterfallRow[]; totalMs: number; setup: WaterfallBar | null } {
   let cursor = runStart;
   const spans = steps.map((step) => {
     const modelStart = step.model?.startedAt ?? cursor;
@@ -76,7 +80,10 @@ export function waterfallRows(steps: readonly StepRecord[], runStart: number, ru
     bar: step.model ? bar((step.model.retries ?? 0) > 0 ? "retried" : "model", model) : bar("approval", stepSpan),
     calls: calls.map(({ call, span }) => ({ call, bar: bar(callKind(call), span) })),
   }));
-  return { rows, totalMs: total };
+  // Before the first model call: the session connecting to servers and listing their tools.
+  const first = spans[0]?.stepSpan.start;
+  const setup = first !== undefined && first > origin ? bar("setup", { start: origin, end: first }) : null;
+  return { rows, totalMs: total, setup };
 }
 
 /** The bar as inline SVG: presentation attributes, because the page's CSP admits no style attribute. */
@@ -87,6 +94,7 @@ export function barTrack(bar: WaterfallBar, label: string) {
 /** The legend, so colours are not the only cue (each bar's accessible name says what it is too). */
 export function waterfallLegend(totalMs: number) {
   const entries: Array<[BarKind, string]> = [
+    ["setup", "connecting, listing tools"],
     ["model", "model wait"],
     ["retried", "model wait with retries"],
     ["tool", "tool call"],
