@@ -42,7 +42,7 @@ export type RunFilter = z.output<typeof runFilterSchema>;
 export const RUN_FILTER_FIXES: QueryFixes<typeof runFilterShape> = {
   skill: "Use a skill name as listed by GET /admin/api/skills.",
   expert: "Use an expert's tool name, e.g. ask_docs.",
-  user: "Use a user id as runs show it (user.id), 1-200 characters.",
+  user: "Use a user id (user.id) or login (user.login) as runs show it, 1-200 characters.",
   outcome: `Use one of ${OUTCOMES.join(", ")}.`,
   from: "Use epoch milliseconds or an ISO 8601 date or date-time (UTC), e.g. 2026-11-23T00:00:00Z.",
   to: "Use epoch milliseconds or an ISO 8601 date or date-time (UTC); `to` is exclusive.",
@@ -83,6 +83,9 @@ export interface RunIndexRecord {
   tool_errors: number;
   downstream_bytes: number;
   cost: number | null;
+  /** NULL for rows indexed before migrations/0005. */
+  budget_exhausted: string | null;
+  refused_calls: number | null;
 }
 
 /** The WHERE clause of the filters (without the cursor) and its bindings. */
@@ -96,7 +99,11 @@ export function runFilterClause(filter: Omit<RunFilter, "limit" | "cursor">): { 
   };
   equal("skill", filter.skill);
   equal("expert", filter.expert);
-  equal("user_id", filter.user);
+  if (filter.user !== undefined) {
+    // The id, or the login the run list shows (a login is not unique across identity providers: both match).
+    conditions.push("(user_id = ? OR user_login = ?)");
+    binds.push(filter.user, filter.user);
+  }
   equal("outcome", filter.outcome);
   if (filter.from !== undefined) {
     conditions.push("started_at >= ?");
@@ -159,5 +166,7 @@ export function toRunSummary(row: RunIndexRecord): RunSummary {
     toolErrors: row.tool_errors,
     downstreamBytes: row.downstream_bytes,
     cost: row.cost,
+    budgetExhausted: row.budget_exhausted ?? null,
+    refusedCalls: row.refused_calls ?? 0,
   };
 }

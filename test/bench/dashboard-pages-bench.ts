@@ -21,7 +21,7 @@ function seedSql(now: number): string {
     const outcome = OUTCOMES[index % OUTCOMES.length];
     const elapsed = 200 + ((index * 37) % 1800);
     lines.push(
-      `INSERT INTO run_index VALUES ('${id}','default','expert_${index % 6}','dev-user${index % 25}','user${index % 25}',NULL,NULL,1,'openai-compatible','fake-cheap','${outcome}','${"0".repeat(31)}1',${started},${started + elapsed},${elapsed},2,${100 + (index % 400)},${20 + (index % 90)},1,${index % 13 === 0 ? 1 : 0},512,${index % 3 === 0 ? "NULL" : "0.0004"});`,
+      `INSERT INTO run_index VALUES ('${id}','default','expert_${index % 6}','dev-user${index % 25}','user${index % 25}',NULL,NULL,1,'openai-compatible','fake-cheap','${outcome}','${"0".repeat(31)}1',${started},${started + elapsed},${elapsed},2,${100 + (index % 400)},${20 + (index % 90)},1,${index % 13 === 0 ? 1 : 0},512,${index % 3 === 0 ? "NULL" : "0.0004"},${outcome === "budget_exhausted" ? "'steps'" : "NULL"},${index % 50 === 0 ? 1 : 0});`,
     );
     lines.push(
       `INSERT INTO run_tool_calls VALUES ('${id}',0,'default','fx','echo','${index % 13 === 0 ? "error" : "ok"}',${elapsed >> 2},512,${index % 13 === 0 ? "'boom'" : "NULL"},${started + elapsed});`,

@@ -40,7 +40,7 @@ export function runPages(): Hono<DashboardEnv> {
     const next = page.next_cursor === null ? undefined : `/admin/runs?${new URLSearchParams({ ...Object.fromEntries(keep), cursor: page.next_cursor })}`;
     const body = html`<h1>Runs</h1>
 <form method="get" action="/admin/runs" class="filters" aria-label="Filter runs">
-${textFilter("skill", "Skill", raw.skill)} ${textFilter("expert", "Expert", raw.expert)} ${textFilter("user", "User id", raw.user)}
+${textFilter("skill", "Skill", raw.skill)} ${textFilter("expert", "Expert", raw.expert)} ${textFilter("user", "User (login or id)", raw.user)}
 <label for="f-outcome">Outcome</label> <select id="f-outcome" name="outcome"><option value="">any</option>${OUTCOMES.map((outcome) => html`<option${raw.outcome === outcome ? html` selected` : ""}>${outcome}</option>`)}</select>
 <label for="f-since">Started</label> <select id="f-since" name="since">${(["1h", "24h", "7d", "30d", "all"] as const).map((value) => html`<option value="${value}"${since === value ? html` selected` : ""}>${value === "all" ? "any time" : `last ${value}`}</option>`)}</select>
 <button type="submit">Filter</button> <a href="/admin/runs">clear</a></form>
@@ -70,13 +70,31 @@ export function outcomeBadge(outcome: string) {
   return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" ? "bad" : "warn"}">${outcome}</span>`;
 }
 
+/** Each budget as the catalog names its limit, so the admin knows which knob stopped the run. */
+const BUDGET_LIMITS: Record<string, string> = {
+  steps: "steps (max_steps)",
+  timeout: "time (timeout_ms)",
+  tool_calls: "tool calls (max_tool_calls)",
+  output_tokens: "tokens (max_output_tokens)",
+};
+
+/** A run's outcome with which budget stopped it, and a mark when it had calls refused (forbidden or injected tool names). */
+export function runOutcome(run: Pick<RunSummary, "outcome" | "budgetExhausted" | "refusedCalls">) {
+  const budget = run.budgetExhausted === null ? "" : html` <span class="warn">· ${BUDGET_LIMITS[run.budgetExhausted] ?? run.budgetExhausted}</span>`;
+  const refused =
+    run.refusedCalls > 0
+      ? html` <span class="bad refused" title="The model called a tool this expert does not have: blocked, not whitelisted, or named by text it read (a possible injection)">⚠ ${run.refusedCalls} refused</span>`
+      : "";
+  return html`${outcomeBadge(run.outcome)}${budget}${refused}`;
+}
+
 export function runTable(runs: readonly RunSummary[]) {
   return html`<div class="table-wrap"><table><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tool calls</th><th scope="col">Latency</th><th scope="col">Cost</th></tr></thead><tbody>
 ${runs.map(
   (
     run,
   ) => html`<tr><td><a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a></td><td>${run.skill} / <code>${run.expert}</code></td><td>${run.user.login ?? run.user.id}</td>
-<td>${outcomeBadge(run.outcome)}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${run.toolCalls}${run.toolErrors > 0 ? html` <span class="bad">(${run.toolErrors} failed)</span>` : ""}</td><td>${run.elapsedMs} ms</td><td>${formatCost(run.cost)}</td></tr>`,
+<td>${runOutcome(run)}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${run.toolCalls}${run.toolErrors > 0 ? html` <span class="bad">(${run.toolErrors} failed)</span>` : ""}</td><td>${run.elapsedMs} ms</td><td>${formatCost(run.cost)}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -88,7 +106,7 @@ export function formatCost(cost: number | null): string {
 type StoredRun = Awaited<ReturnType<ReturnType<typeof sessionStub>["run"]>>;
 
 function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[]) {
-  return html`<h1>Run of <code>${summary.expert}</code> ${outcomeBadge(summary.outcome)}</h1>
+  return html`<h1>Run of <code>${summary.expert}</code> ${runOutcome(summary)}</h1>
 <p><label for="run-id">Run id</label> <input id="run-id" readonly value="${summary.id}" size="38" aria-describedby="run-id-help"> <span id="run-id-help" class="muted">select to copy</span></p>
 <dl class="facts">
 <dt>Skill</dt><dd>${summary.skill}${summary.catalogVersion === null ? "" : html` (catalog v${summary.catalogVersion})`}</dd>

@@ -8,7 +8,7 @@ import type { ExpertCallRequest } from "../session/expert-call";
 import type { ExpertRunResult, StepRecord } from "../run/expert-types";
 import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
 import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
-import { indexedToolCalls, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
+import { indexedToolCalls, refusedCallCount, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
 import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
@@ -94,6 +94,8 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
           toolErrors: toolErrorCount(context.steps),
           downstreamBytes: result.usage.downstreamBytesRead,
           cost: modelCost(context.skill.config.pricing, expert.provider, model, result.usage.inputTokens, result.usage.outputTokens),
+          budgetExhausted: result.usage.budgetExhausted,
+          refusedCalls: refusedCallCount(context.steps),
         },
         calls: indexedToolCalls(context.steps),
       };
@@ -163,6 +165,8 @@ export function interruptedIndexEntry(run: StoredRun, endedAt: number): RunIndex
       toolErrors: 0,
       downstreamBytes: 0,
       cost: null,
+      budgetExhausted: null,
+      refusedCalls: 0,
     },
     calls: [],
   };

@@ -141,4 +141,32 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     expect(dialogs).toEqual([]);
     await saveScreenshot(page, "run-waterfall-call-open");
   });
+
+  it("marks a run whose model called a tool it does not have, and filters runs by the login the list shows", async () => {
+    // As if steered by text it read, the model calls a tool this expert was never given.
+    team.fake.reset((request) =>
+      toolResultMessages(request).length > 0 ? textReply("done anyway") : toolCallsReply({ name: "fx__erase", arguments: { record: "all" } }),
+    );
+    const session = await signInAs(team.dev.baseUrl, "alice");
+    const client = await connectMcpClient("v2-2025", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
+    try {
+      expect(resultText(await client.callTool(EXPERT, { query: "clean up" }))).toContain("done anyway");
+    } finally {
+      await client.close();
+      team.fake.reset(sixCallsThenAnswer);
+    }
+    const page = await alice.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const refused = page.getByText("⚠ 1 refused");
+    for (let attempt = 0; attempt < 40 && (await refused.count()) < 1; attempt += 1) {
+      await page.goto(`${team.dev.baseUrl}/admin/runs`);
+    }
+    await expect(refused.isVisible()).resolves.toBe(true);
+    await page.getByLabel("User (login or id)").fill("alice");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL((url) => url.searchParams.get("user") === "alice");
+    await expect(page.getByRole("link", { name: /^Run [0-9a-f-]{36}$/ }).count()).resolves.toBe(2);
+    await expect(refused.isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "run-list-refused");
+  });
 });
