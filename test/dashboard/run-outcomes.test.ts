@@ -26,7 +26,7 @@ async function page(path: string): Promise<string> {
 
 /** The outcome cell of each listed run, markup removed. */
 function outcomes(text: string): string[] {
-  return [...text.matchAll(/<td>(<span class="(?:ok|bad|warn)">[^]*?)<\/td>/g)].map((match) => (match[1] ?? "").replace(/<[^>]+>/g, "").trim());
+  return [...text.matchAll(/<td>(<span class="(?:ok|bad|warn)">[\s\S]*?)<\/td>/g)].map((match) => (match[1] ?? "").replace(/<[^>]+>/g, "").trim());
 }
 
 describe("run outcomes on the run list and run page", () => {
