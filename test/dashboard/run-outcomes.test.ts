@@ -35,7 +35,11 @@ describe("run outcomes on the run list and run page", () => {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
         tool_policy: { blocked: ["echo__erase"] },
-        experts: [expertOf("lister", { echo: ["echo"] }, { max_steps: 3 }), expertOf("sleeper", { echo: ["sleep"] }, { max_steps: 3, timeout_ms: 1_000 })],
+        experts: [
+          expertOf("lister", { echo: ["echo"] }, { max_steps: 3 }),
+          expertOf("sleeper", { echo: ["sleep"] }, { max_steps: 3, timeout_ms: 1_000 }),
+          expertOf("hanger", { echo: ["echo"] }, { max_steps: 3, timeout_ms: 1_000 }),
+        ],
       },
     },
   });
@@ -68,6 +72,21 @@ describe("run outcomes on the run list and run page", () => {
       /<h1>Run of <code>sleeper<\/code> <span class="warn">budget_exhausted<\/span> <span class="warn">· time \(timeout_ms\)<\/span><\/h1>/,
     );
     expect(await page(`/admin/runs/${injected.runId}`)).toContain("⚠ 2 refused");
+  });
+
+  it("shows the model call a run never got an answer to: its endpoint (host only), how long it waited, instead of no steps", async () => {
+    models.play([() => new Promise(() => undefined)]);
+    const hung = await session().callExpert(call("hanger"));
+    expect(hung.outcome).toBe("budget_exhausted");
+    await flushRunIndex(session());
+    const trace = await page(`/admin/runs/${hung.runId}`);
+    expect(trace).not.toContain("No steps recorded");
+    const waited = /No answer: waited (\d+) ms on openai-compatible <code>([^<]+)<\/code> at <code>127\.0\.0\.1:9<\/code>, until the run ended\./.exec(trace);
+    expect(waited, trace.slice(trace.indexOf("<h2>Steps"))).not.toBeNull();
+    expect(Number(waited?.[1])).toBeGreaterThanOrEqual(900);
+    expect(trace).toMatch(/<rect class="wf-bar wf-pending" data-start-ms="\d+" x="[\d.]+%" y="1" width="[\d.]+%"/);
+    // Only the host: not the base URL's path.
+    expect(trace).not.toContain("127.0.0.1:9/v1");
   });
 
   it("names each budget as the catalog's limit, on rows the index holds", async () => {

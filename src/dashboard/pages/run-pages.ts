@@ -152,7 +152,11 @@ function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
   const name = `Step ${step.index + 1}`;
   const model = step.model;
   return html`<li class="wf-step${compact ? " wf-compact" : ""}"><details${open}><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
-<div class="wf-detail"><p>Model ${model ? html`${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
+<div class="wf-detail">${
+    model?.pending
+      ? html`<p class="error">No answer: waited ${model.latencyMs} ms on ${model.provider} <code>${model.model}</code> at <code>${model.endpoint ?? "its endpoint"}</code>${model.retries > 0 ? `, ${model.retries} failed attempts` : ""}, until the run ended.</p>`
+      : ""
+  }<p>Model ${model ? html`${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
 ${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
 ${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
 }

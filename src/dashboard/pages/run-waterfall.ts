@@ -2,7 +2,7 @@ import { html } from "hono/html";
 import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 
 /** What a bar shows: the model's answer wait, a tool call by how it ended, or an approval/pause wait. */
-export type BarKind = "setup" | "model" | "retried" | "tool" | "failed" | "approval";
+export type BarKind = "setup" | "model" | "retried" | "pending" | "tool" | "failed" | "approval";
 
 export interface WaterfallBar {
   kind: BarKind;
@@ -22,7 +22,15 @@ export interface WaterfallRow {
 /** A bar narrower than this would vanish: a 0 ms call is still drawn as a sliver. */
 const MIN_WIDTH_PERCENT = 0.4;
 
-const FILL: Record<BarKind, string> = { setup: "#8c959f", model: "#0b5cad", retried: "#9a6700", tool: "#1a7f37", failed: "#b42318", approval: "#8250df" };
+const FILL: Record<BarKind, string> = {
+  setup: "#8c959f",
+  model: "#0b5cad",
+  retried: "#9a6700",
+  pending: "#bc4c00",
+  tool: "#1a7f37",
+  failed: "#b42318",
+  approval: "#8250df",
+};
 
 const FAILED_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["error", "refused", "withheld", "cancelled"]);
 const WAITING_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["declined", "awaiting_approval"]);
@@ -77,7 +85,7 @@ export function waterfallRows(
   const rows = spans.map(({ step, stepSpan, model, calls }) => ({
     step,
     // A step's bar is its model wait (the calls have their own rows); an approval step has no model call.
-    bar: step.model ? bar((step.model.retries ?? 0) > 0 ? "retried" : "model", model) : bar("approval", stepSpan),
+    bar: step.model ? bar(step.model.pending ? "pending" : step.model.retries > 0 ? "retried" : "model", model) : bar("approval", stepSpan),
     calls: calls.map(({ call, span }) => ({ call, bar: bar(callKind(call), span) })),
   }));
   // Before the first model call: the session connecting to servers and listing their tools.
@@ -97,6 +105,7 @@ export function waterfallLegend(totalMs: number) {
     ["setup", "connecting, listing tools"],
     ["model", "model wait"],
     ["retried", "model wait with retries"],
+    ["pending", "model never answered"],
     ["tool", "tool call"],
     ["failed", "failed or refused call"],
     ["approval", "approval or pause"],

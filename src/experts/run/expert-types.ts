@@ -105,6 +105,10 @@ export interface ModelCallRecord {
   retries: number;
   /** When the step's model call started (epoch ms), for the trace's time axis; absent in older records. */
   startedAt?: number;
+  /** Set on a call the model never answered before the run ended: `latencyMs` is how long it waited. */
+  pending?: true;
+  /** Where the call went, host only (never a path, query or key); set on a pending call. */
+  endpoint?: string;
 }
 
 export interface StepRecord {
@@ -161,6 +165,8 @@ export interface ExpertRunResult {
   notes?: string[];
   /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
   unfinishedToolCalls?: ToolCallRecord[];
+  /** A model call the run ended waiting on (it never answered), for the trace. */
+  pendingModelCall?: { startedAt: number };
   /** Set when outcome is "paused": the question, and the calls its answer resumes. */
   question?: PausedQuestion;
   /** Calls decided when a paused run resumed (approved and run, or declined), for the trace. */

@@ -35,11 +35,14 @@ export class RunRecorder {
 
   /** When the step's model call answered, if the loop reported it. */
   private modelEndedAt: number | undefined;
+  /** A step started and its model has not answered yet. */
+  private modelWaiting = false;
 
   /** The loop started a step: its model call starts now (tool listing and earlier steps are behind it). */
   stepStarted(): void {
     this.stepStartedAt = Date.now();
     this.modelEndedAt = undefined;
+    this.modelWaiting = true;
   }
 
   /**
@@ -48,6 +51,12 @@ export class RunRecorder {
    */
   modelCallEnded(): void {
     this.modelEndedAt = Date.now();
+    this.modelWaiting = false;
+  }
+
+  /** When the model call still unanswered at the run's end started (a hang, a timeout, a retry storm). */
+  pendingModelCall(): { startedAt: number } | undefined {
+    return this.modelWaiting ? { startedAt: this.stepStartedAt } : undefined;
   }
 
   /**
@@ -102,6 +111,7 @@ export class RunRecorder {
     // A loop that reports no step start (route) starts its next model call when this step ends.
     this.stepStartedAt = Date.now();
     this.modelEndedAt = undefined;
+    this.modelWaiting = false;
     this.steps.push(record);
     this.responseMessages.push(...step.response.messages);
     this.inputTokens += record.inputTokens;
