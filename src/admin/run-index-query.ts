@@ -140,6 +140,18 @@ export async function indexedRun(db: D1Database, runId: string): Promise<RunSumm
   return row ? toRunSummary(row) : null;
 }
 
+/** The most runs of one thread a run page lists. */
+const THREAD_RUNS_LIMIT = 50;
+
+/** The runs of a thread in the order they started: a paused run, the run that resumed it, follow-ups. */
+export async function threadRuns(db: D1Database, threadId: string): Promise<Array<Pick<RunSummary, "id" | "outcome" | "startedAt">>> {
+  const rows = await db
+    .prepare(`SELECT run_id, outcome, started_at FROM ${D1_TABLES.runIndex} WHERE thread_id = ? ORDER BY started_at, run_id LIMIT ?`)
+    .bind(threadId, THREAD_RUNS_LIMIT)
+    .all<Pick<RunIndexRecord, "run_id" | "outcome" | "started_at">>();
+  return rows.results.map((row) => ({ id: row.run_id, outcome: row.outcome, startedAt: row.started_at }));
+}
+
 function encodeCursor(cursor: Cursor): string {
   return base64Url(new TextEncoder().encode(JSON.stringify(cursor)));
 }

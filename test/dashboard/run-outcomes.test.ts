@@ -34,16 +34,24 @@ describe("run outcomes on the run list and run page", () => {
     skills: {
       [skill]: {
         servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
-        tool_policy: { blocked: ["echo__erase"] },
+        tool_policy: { blocked: ["echo__wipe*"], requires_approval: ["echo__erase"] },
         experts: [
           expertOf("lister", { echo: ["echo"] }, { max_steps: 3 }),
           expertOf("sleeper", { echo: ["sleep"] }, { max_steps: 3, timeout_ms: 1_000 }),
           expertOf("hanger", { echo: ["echo"] }, { max_steps: 3, timeout_ms: 1_000 }),
+          expertOf("cleaner", { echo: ["erase"] }, { max_steps: 3 }),
         ],
       },
     },
   });
-  const call = (expert: string): ExpertCallRequest => ({ runId: crypto.randomUUID(), skill, expert, args: { query: "go" }, user: fay });
+  const call = (expert: string, extra: Partial<ExpertCallRequest> = {}): ExpertCallRequest => ({
+    runId: crypto.randomUUID(),
+    skill,
+    expert,
+    args: { query: "go" },
+    user: fay,
+    ...extra,
+  });
 
   it("marks a run whose model called a tool it does not have (blocked, or named by injected text), and says which budget stopped a run", async () => {
     // The model, as if steered by text it read, calls a blocked tool and then a made-up one.
@@ -87,6 +95,32 @@ describe("run outcomes on the run list and run page", () => {
     expect(trace).toMatch(/<rect class="wf-bar wf-pending" data-start-ms="\d+" x="[\d.]+%" y="1" width="[\d.]+%"/);
     // Only the host: not the base URL's path.
     expect(trace).not.toContain("127.0.0.1:9/v1");
+  });
+
+  it("links a paused run and the run that resumed it both ways, with the thread, and says who decided the approval and when", async () => {
+    models.play([{ calls: [{ name: "echo__erase", input: { record: "r1" } }] }]);
+    const paused = await session().callExpert(call("cleaner"));
+    expect(paused.outcome).toBe("paused");
+    models.play([{ text: "Erased r1." }]);
+    const resumed = await session().callExpert(call("cleaner", { args: {}, thread: paused.thread, approve: true }));
+    expect(resumed.outcome).toBe("ok");
+    await flushRunIndex(session());
+
+    const links = (text: string) => [...text.matchAll(/<ol class="thread" aria-label="Runs of this thread">([\s\S]*?)<\/ol>/g)].map((match) => match[1] ?? "");
+    const pausedPage = await page(`/admin/runs/${paused.runId}`);
+    const resumedPage = await page(`/admin/runs/${resumed.runId}`);
+    expect(pausedPage).toContain(`<dt>Thread</dt><dd><code>${paused.thread}</code>`);
+    expect(links(pausedPage)[0]).toMatch(new RegExp(`this run</strong> <span class="warn">paused</span></li><li><a href="/admin/runs/${resumed.runId}"`));
+    expect(links(resumedPage)[0]).toMatch(
+      new RegExp(
+        `<a href="/admin/runs/${paused.runId}" aria-label="Run ${paused.runId}">[^<]+</a> <span class="warn">paused</span></li><li><strong aria-current="page">this run`,
+      ),
+    );
+    // The approval step is no model call with 0 tokens: it names the decision, who made it and when.
+    expect(resumedPage).toMatch(
+      /No model call: the decisions this run resumed with\.<\/p><ul><li><code>echo__erase<\/code>: approved by the orchestrator at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/li>/,
+    );
+    expect(resumedPage).not.toContain("Model  · 0 tokens");
   });
 
   it("names each budget as the catalog's limit, on rows the index holds", async () => {

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary } from "../../admin/run-index-query";
+import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary, threadRuns } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
 import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
@@ -55,8 +55,12 @@ ${next ? html`<p><a href="${next}" rel="next">Older runs →</a></p>` : ""}`;
     if (!summary)
       return dashboardMessage(404, "No such run", "No finished run with this id is in the run index. A run is indexed once it has ended.", frameOf(c));
     const stub = sessionStub(c.env, summary.skill, summary.user.id);
-    const [run, steps] = await Promise.all([stub.run(summary.id), stub.steps(summary.id)]);
-    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps));
+    const [run, steps, thread] = await Promise.all([
+      stub.run(summary.id),
+      stub.steps(summary.id),
+      summary.threadId === null ? [] : threadRuns(c.env.DB, summary.threadId),
+    ]);
+    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps, thread));
   });
 
   return routes;
@@ -105,7 +109,9 @@ export function formatCost(cost: number | null): string {
 
 type StoredRun = Awaited<ReturnType<ReturnType<typeof sessionStub>["run"]>>;
 
-function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[]) {
+type ThreadRun = Pick<RunSummary, "id" | "outcome" | "startedAt">;
+
+function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[], thread: readonly ThreadRun[]) {
   return html`<h1>Run of <code>${summary.expert}</code> ${runOutcome(summary)}</h1>
 <p><label for="run-id">Run id</label> <input id="run-id" readonly value="${summary.id}" size="38" aria-describedby="run-id-help"> <span id="run-id-help" class="muted">select to copy</span></p>
 <dl class="facts">
@@ -116,6 +122,7 @@ function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, ste
 <dt>Tokens</dt><dd>${summary.inputTokens} in, ${summary.outputTokens} out · cost ${formatCost(summary.cost)}</dd>
 <dt>Trace id</dt><dd><code>${summary.traceId}</code></dd>
 <dt>Session</dt><dd><code>${sessionName(c.env.TENANT, summary.skill, summary.user.id)}</code></dd>
+${summary.threadId === null ? "" : html`<dt>Thread</dt><dd><code>${summary.threadId}</code>${threadList(summary.id, thread)}</dd>`}
 </dl>
 ${
   run === null
@@ -147,6 +154,24 @@ function waterfall(summary: RunSummary, steps: readonly StepRecord[]) {
 <ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
 }
 
+/** The thread's runs in order, this one marked: a paused run links to the run that resumed it, and back. */
+function threadList(current: string, thread: readonly ThreadRun[]) {
+  if (thread.length < 2) return "";
+  return html`<ol class="thread" aria-label="Runs of this thread">${thread.map(
+    (run) =>
+      html`<li>${run.id === current ? html`<strong aria-current="page">this run</strong>` : html`<a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a>`} ${outcomeBadge(run.outcome)}</li>`,
+  )}</ol>`;
+}
+
+/** A step without a model call (decisions on resume): who decided each call, how, and when. */
+function decisions(calls: WaterfallRow["calls"]) {
+  return html`<ul>${calls.map(({ call }) =>
+    call.decision
+      ? html`<li><code>${call.name}</code>: ${call.decision.outcome} by the ${call.decision.by}${call.startedAt === undefined ? "" : html` at ${formatTime(call.startedAt)}`}</li>`
+      : "",
+  )}</ul>`;
+}
+
 function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
   const open = compact ? "" : html` open`;
   const name = `Step ${step.index + 1}`;
@@ -156,7 +181,11 @@ function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
     model?.pending
       ? html`<p class="error">No answer: waited ${model.latencyMs} ms on ${model.provider} <code>${model.model}</code> at <code>${model.endpoint ?? "its endpoint"}</code>${model.retries > 0 ? `, ${model.retries} failed attempts` : ""}, until the run ended.</p>`
       : ""
-  }<p>Model ${model ? html`${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
+  }${
+    model
+      ? html`<p>Model ${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>`
+      : html`<p>No model call: the decisions this run resumed with.</p>${decisions(calls)}`
+  }
 ${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
 ${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
 }
