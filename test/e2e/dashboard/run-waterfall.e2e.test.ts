@@ -40,6 +40,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
   let fxBase: string;
   let browser: Browser;
   let alice: BrowserContext;
+  let releaseHung: () => void = () => undefined;
 
   beforeAll(async () => {
     [team, fixtures, browser] = await Promise.all([startDevTeamServer({ ADMIN_USERS: "alice" }), startFixtureServers(), launchChromium()]);
@@ -50,6 +51,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
         skills: {
           default: {
             servers: { fx: { url: `${fxBase}/mcp`, transport: "streamable-http" } },
+            tool_policy: { requires_approval: ["fx__erase"] },
             experts: [
               {
                 name: EXPERT,
@@ -59,6 +61,24 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
                 base_url: team.fake.baseURL,
                 model: "fake-cheap",
                 budget: { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 6, max_tool_result_bytes: 4_096 },
+              },
+              {
+                name: "hung_notes_with_a_rather_long_expert_name_for_wrapping",
+                description: "Its model never answers.",
+                internal_tools: { fx: ["echo"] },
+                provider: "openai-compatible",
+                base_url: team.fake.baseURL,
+                model: "fake-hang",
+                budget: { max_steps: 2, timeout_ms: 1_500 },
+              },
+              {
+                name: "cleaner",
+                description: "Erases a record once approved.",
+                internal_tools: { fx: ["erase"] },
+                provider: "openai-compatible",
+                base_url: team.fake.baseURL,
+                model: "fake-clean",
+                budget: { max_steps: 3, timeout_ms: 20_000 },
               },
             ],
           },
@@ -71,6 +91,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
   });
 
   afterAll(async () => {
+    releaseHung();
     await browser?.close();
     await Promise.allSettled([team?.stop(), fixtures?.stop()]);
   });
@@ -168,5 +189,85 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     await expect(page.getByRole("link", { name: /^Run [0-9a-f-]{36}$/ }).count()).resolves.toBe(2);
     await expect(refused.isVisible()).resolves.toBe(true);
     await saveScreenshot(page, "run-list-refused");
+  });
+
+  it("shows a hung model call with its endpoint and wait, links a paused run and its resume both ways, and the skills and overview columns", async () => {
+    const hung = new Promise<void>((resolve) => {
+      releaseHung = resolve;
+    });
+    team.fake.reset(async (request) => {
+      if (request.model === "fake-hang") {
+        await hung;
+        return textReply("too late");
+      }
+      if (request.model === "fake-clean")
+        return toolResultMessages(request).length > 0 ? textReply("erased it") : toolCallsReply({ name: "fx__erase", arguments: { record: "r9" } });
+      return sixCallsThenAnswer(request);
+    });
+    const session = await signInAs(team.dev.baseUrl, "alice");
+    const client = await connectMcpClient("v2-2025", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
+    let thread = "";
+    try {
+      await client.callTool("hung_notes_with_a_rather_long_expert_name_for_wrapping", { query: "anyone there?" });
+      const asked = await client.callTool("cleaner", { query: "Erase r9" });
+      thread = (asked._meta?.["slipsnisse.dev/question"] as { thread: string }).thread;
+      expect(resultText(await client.callTool("cleaner", { query: "Erase r9", thread, approve: true }))).toContain("erased it");
+    } finally {
+      releaseHung();
+      await client.close();
+      team.fake.reset(sixCallsThenAnswer);
+    }
+
+    const page = await alice.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const listed = page.getByRole("link", { name: /^Run [0-9a-f-]{36}$/ });
+    for (let attempt = 0; attempt < 40 && (await listed.count()) < 5; attempt += 1) {
+      await page.goto(`${team.dev.baseUrl}/admin/runs`);
+    }
+    expect(await listed.count()).toBe(5);
+    await expect(page.getByText("budget_exhausted · time (timeout_ms)").isVisible()).resolves.toBe(true);
+
+    // The hung run: the pending model call, its endpoint host and wait, as a bar to the run's end.
+    await page.goto(`${team.dev.baseUrl}/admin/runs?expert=hung_notes_with_a_rather_long_expert_name_for_wrapping`);
+    await listed.first().click();
+    await page.waitForURL(/\/admin\/runs\/[0-9a-f-]{36}$/);
+    const host = new URL(team.fake.baseURL).host;
+    await expect(
+      page.getByText(new RegExp(`No answer: waited \\d+ ms on openai-compatible fake-hang at ${host.replaceAll(".", "\\.")}, until the run ended`)).isVisible(),
+    ).resolves.toBe(true);
+    const pending = await page.locator("rect.wf-pending").evaluate((rect) => rect.getBoundingClientRect().width);
+    expect(pending).toBeGreaterThan(0);
+    await expect(page.getByText("No steps recorded").count()).resolves.toBe(0);
+    await saveScreenshot(page, "run-hung-model");
+
+    // The paused run links to the run that resumed it, and back; the approval step names who decided.
+    await page.goto(`${team.dev.baseUrl}/admin/runs?expert=cleaner`);
+    const [resumedId, pausedId] = await listed.evaluateAll((links) => links.map((link) => link.getAttribute("aria-label")?.slice(4) ?? ""));
+    await page.goto(`${team.dev.baseUrl}/admin/runs/${pausedId}`);
+    const threadRuns = page.getByRole("list", { name: "Runs of this thread" });
+    await expect(page.getByText(thread).isVisible()).resolves.toBe(true);
+    await threadRuns.getByRole("link", { name: `Run ${resumedId}` }).click();
+    await page.waitForURL((url) => url.pathname === `/admin/runs/${resumedId}`);
+    await expect(page.getByText(/fx__erase: approved by the orchestrator at \d{4}-\d\d-\d\d/).isVisible()).resolves.toBe(true);
+    await expect(threadRuns.getByRole("link", { name: `Run ${pausedId}` }).isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "run-resumed-thread");
+
+    // Skills: approvals beside allowed/blocked; a long name wraps between words, inside its cell.
+    await page.setViewportSize({ width: 900, height: 800 });
+    await page.goto(`${team.dev.baseUrl}/admin/skills`);
+    await expect(page.getByText(/needs approval: fx__erase, and every tool its server marks destructive/).isVisible()).resolves.toBe(true);
+    const name = page.locator("code.name", { hasText: "hung_" });
+    const lines = await name.evaluate((element) => element.getClientRects().length);
+    expect(lines).toBeGreaterThan(1);
+    const text = (await name.innerText()).split("\n");
+    // Every line ends at a separator: no word is cut.
+    for (const line of text.slice(0, -1)) expect(line.endsWith("_")).toBe(true);
+    await saveScreenshot(page, "skills-approval-and-wrapping");
+
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${team.dev.baseUrl}/admin`);
+    for (const column of ["Errors", "Budget stops", "Cancels", "Pauses"])
+      await expect(page.getByRole("columnheader", { name: column, exact: true }).isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "overview-outcome-columns");
   });
 });
