@@ -6,6 +6,7 @@ import { frameOf, type DashboardContext } from "../dashboard-routes";
 import { overviewStats, serverUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { barChart } from "../svg-chart";
+import { breakable } from "../breakable-name";
 import { formatCost } from "./run-pages";
 import type { UsageGroup } from "../../admin/usage/run-usage";
 import { OUTCOMES } from "../../admin/run-index-query";
@@ -53,7 +54,7 @@ ${
   busiest.length === 0
     ? html`<p class="muted">No runs yet.</p>`
     : html`<table><thead><tr><th scope="col">Expert</th><th scope="col">Runs</th><th scope="col">Errors</th><th scope="col">Budget stops</th><th scope="col">Cancels</th><th scope="col">Pauses</th><th scope="col">p50</th></tr></thead><tbody>
-${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code>${group.expert}</code></a></td><td>${group.runs}</td>${OUTCOME_COLUMNS.map((outcomes) => outcomeCell(group, outcomes))}<td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
+${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code class="name">${breakable(group.expert ?? "")}</code></a></td><td>${group.runs}</td>${OUTCOME_COLUMNS.map((outcomes) => outcomeCell(group, outcomes))}<td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
 </tbody></table>`
 }</section>
 <section aria-labelledby="failing"><h2 id="failing">Failing servers (24 h)</h2>

@@ -4,6 +4,7 @@ import { formatMs, renderDashboardPage } from "../dashboard-layout";
 import { recentUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { limitsSection } from "./limits-section";
+import { breakable } from "../breakable-name";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 
 /** Each skill's experts: description, model, budget and the tools each may call. */
@@ -40,12 +41,4 @@ ${skill.config.experts.map(
 </tbody></table></div>${limits[skills.indexOf(skill)] ?? ""}</section>`,
 )}`;
   return renderDashboardPage({ title: "Skills and experts", current: "skills", ...frameOf(c) }, body);
-}
-
-/**
- * A name that may wrap only after its separators (`_`, `-`, `.`, `/`), never inside a word: a
- * `<wbr>` after each, with `.name` turning off the page's break-anywhere rule for code.
- */
-function breakable(name: string) {
-  return name.split(/(?<=[_\-./])/).map((part, index) => html`${index > 0 ? html`<wbr>` : ""}${part}`);
 }

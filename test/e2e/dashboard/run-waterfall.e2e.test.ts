@@ -210,7 +210,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     try {
       await client.callTool("hung_notes_with_a_rather_long_expert_name_for_wrapping", { query: "anyone there?" });
       const asked = await client.callTool("cleaner", { query: "Erase r9" });
-      thread = (asked._meta?.["slipsnisse.dev/question"] as { thread: string }).thread;
+      thread = (asked._meta?.["slipsnisse.dev/question"] as { thread: string } | undefined)?.thread ?? "";
       expect(resultText(await client.callTool("cleaner", { query: "Erase r9", thread, approve: true }))).toContain("erased it");
     } finally {
       releaseHung();
