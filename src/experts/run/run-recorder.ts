@@ -46,8 +46,8 @@ export class RunRecorder {
   }
 
   /**
-   * The step's model call answered. Measured here because the AI SDK's `responseTimeMs` of a step
-   * that called tools runs until its tools returned, not until the model answered.
+   * The step's model call answered. Measured here on the clock the tool calls' start times use
+   * (`Date.now`), so the waterfall's bars line up; the AI SDK's `responseTimeMs` is the fallback.
    */
   modelCallEnded(): void {
     this.modelEndedAt = Date.now();
