@@ -79,7 +79,11 @@ describe("run outcomes on the run list and run page", () => {
     expect(trace).toMatch(
       /<h1>Run of <code>sleeper<\/code> <span class="warn">budget_exhausted<\/span> <span class="warn">· time \(timeout_ms\)<\/span><\/h1>/,
     );
-    expect(await page(`/admin/runs/${injected.runId}`)).toContain("⚠ 2 refused");
+    const injectedPage = await page(`/admin/runs/${injected.runId}`);
+    expect(injectedPage).toContain("⚠ 2 refused");
+    // The made-up tool name is text in the waterfall's label and in its bar's accessible name.
+    expect(injectedPage).toContain('aria-label="Tool call &lt;script&gt;x&lt;/script&gt;: starts at');
+    expect(injectedPage).not.toContain("<script>x</script>");
   });
 
   it("shows the model call a run never got an answer to: its endpoint (host only), how long it waited, instead of no steps", async () => {
