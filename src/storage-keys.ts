@@ -31,7 +31,8 @@
  *   run_index         run_id → one summary row per ended expert run of the tenant: skill, expert,
  *                     user id with the login/email from sign-in, outcome (`interrupted` for a run a
  *                     session restart cut off), trace id, times, tokens, tool calls, downstream bytes,
- *                     cost at the skill's catalog prices (NULL if unpriced). Written by the
+ *                     cost at the skill's catalog prices (NULL if unpriced), the budget that stopped it and its
+ *                     calls refused for naming a tool the expert lacks (migrations/0005). Written by the
  *                     ExpertSession's alarm in batches from its run_index_outbox, about a second
  *                     after the run ends (never on the call's path), so admins list, filter and add
  *                     up runs across users; the trace itself stays in the session named by

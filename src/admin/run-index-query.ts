@@ -43,7 +43,7 @@ export type RunFilter = z.output<typeof runFilterSchema>;
 export const RUN_FILTER_FIXES: QueryFixes<typeof runFilterShape> = {
   skill: "Use a skill name as listed by GET /admin/api/skills.",
   expert: "Use an expert's tool name, e.g. ask_docs.",
-  user: "Use a user id as runs show it (user.id), 1-200 characters.",
+  user: "Use a user id (user.id) or login (user.login) as runs show it, 1-200 characters.",
   outcome: `Use one of ${OUTCOMES.join(", ")}.`,
   from: "Use epoch milliseconds or an ISO 8601 date or date-time (UTC), e.g. 2026-11-23T00:00:00Z.",
   to: "Use epoch milliseconds or an ISO 8601 date or date-time (UTC); `to` is exclusive.",
@@ -85,6 +85,9 @@ export interface RunIndexRecord {
   tool_errors: number;
   downstream_bytes: number;
   cost: number | null;
+  /** NULL for rows indexed before migrations/0005. */
+  budget_exhausted: string | null;
+  refused_calls: number | null;
 }
 
 /** The WHERE clause of the filters (without the cursor) and its bindings. */
@@ -98,7 +101,11 @@ export function runFilterClause(filter: Omit<RunFilter, "limit" | "cursor">): { 
   };
   equal("skill", filter.skill);
   equal("expert", filter.expert);
-  equal("user_id", filter.user);
+  if (filter.user !== undefined) {
+    // The id, or the login the run list shows (a login is not unique across identity providers: both match).
+    conditions.push("(user_id = ? OR user_login = ?)");
+    binds.push(filter.user, filter.user);
+  }
   equal("outcome", filter.outcome);
   if (filter.from !== undefined) {
     conditions.push("started_at >= ?");
@@ -135,6 +142,18 @@ export async function indexedRun(db: D1Database, runId: string): Promise<RunSumm
   return row ? toRunSummary(row) : null;
 }
 
+/** The most runs of one thread a run page lists. */
+const THREAD_RUNS_LIMIT = 50;
+
+/** The runs of a thread in the order they started: a paused run, the run that resumed it, follow-ups. */
+export async function threadRuns(db: D1Database, threadId: string): Promise<Array<Pick<RunSummary, "id" | "outcome" | "startedAt">>> {
+  const rows = await db
+    .prepare(`SELECT run_id, outcome, started_at FROM ${D1_TABLES.runIndex} WHERE thread_id = ? ORDER BY started_at, run_id LIMIT ?`)
+    .bind(threadId, THREAD_RUNS_LIMIT)
+    .all<Pick<RunIndexRecord, "run_id" | "outcome" | "started_at">>();
+  return rows.results.map((row) => ({ id: row.run_id, outcome: row.outcome, startedAt: row.started_at }));
+}
+
 function encodeCursor(cursor: Cursor): string {
   return base64Url(new TextEncoder().encode(JSON.stringify(cursor)));
 }
@@ -161,5 +180,7 @@ export function toRunSummary(row: RunIndexRecord): RunSummary {
     toolErrors: row.tool_errors,
     downstreamBytes: row.downstream_bytes,
     cost: row.cost,
+    budgetExhausted: row.budget_exhausted ?? null,
+    refusedCalls: row.refused_calls ?? 0,
   };
 }

@@ -25,6 +25,8 @@ export function indexRow(fields: Partial<RunIndexRow> & Pick<RunIndexRow, "skill
     toolErrors: 0,
     downstreamBytes: 0,
     cost: null,
+    budgetExhausted: null,
+    refusedCalls: 0,
     ...fields,
   };
 }

@@ -23,4 +23,29 @@ describe("skills page", () => {
     expect(section).toMatch(/<td>whole skill<\/td><td>1 <span class="muted">\(no limit\)<\/span><\/td>.*<span class="bad">1 of 1<\/span>/s);
     expect(section).toMatch(/<td>dev-bob<\/td><td><span>1 of 5<\/span><\/td>/);
   });
+
+  it("shows which calls need approval beside allowed and blocked, and wraps long names only between words", async () => {
+    const skill = uniqueSkill("approvals");
+    const expert = "summarise_every_quarterly_compliance_report_for_the_board";
+    const config = skillSchema.parse({
+      servers: { billing_ledger: { url: "https://ledger.example/mcp" } },
+      tool_policy: { blocked: ["*__drop*"], requires_approval: ["billing_ledger__refund*", "*__<b>x</b>"], approve_destructive: false },
+      experts: [{ name: expert, description: "d", internal_tools: { billing_ledger: ["refund_customer_invoice"] } }],
+    });
+    await saveSkill(env.DB, skill, config, { author: "seed" });
+    const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    const section = page.slice(page.indexOf(`id="skill-${skill}"`));
+    expect(section).toContain(
+      "blocked <code>*__drop*</code>; needs approval: <code>billing_ledger__refund*, *__&lt;b&gt;x&lt;/b&gt;</code>, not destructive tools as such (approve_destructive: false)",
+    );
+    expect(section).toContain('<code class="name">summarise_<wbr>every_<wbr>quarterly_<wbr>compliance_<wbr>report_<wbr>for_<wbr>the_<wbr>board</code>');
+    expect(section).toContain('<code class="name">billing_<wbr>ledger</code>: <span class="name">refund_<wbr>customer_<wbr>invoice</span>');
+
+    const other = uniqueSkill("destructive");
+    await saveSkill(env.DB, other, skillSchema.parse({}), { author: "seed" });
+    const again = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    expect(again.slice(again.indexOf(`id="skill-${other}"`))).toContain(
+      "needs approval: no pattern, and every tool its server marks destructive (destructiveHint)",
+    );
+  });
 });

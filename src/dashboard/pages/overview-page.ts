@@ -6,8 +6,10 @@ import { frameOf, type DashboardContext } from "../dashboard-routes";
 import { overviewStats, serverUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { barChart } from "../svg-chart";
+import { breakable } from "../breakable-name";
 import { formatCost } from "./run-pages";
 import type { UsageGroup } from "../../admin/usage/run-usage";
+import { OUTCOMES } from "../../admin/run-index-query";
 
 /**
  * The first page: runs, errors, tokens and cost today and this week, busiest experts, failing
@@ -51,8 +53,8 @@ ${barChart(
 ${
   busiest.length === 0
     ? html`<p class="muted">No runs yet.</p>`
-    : html`<table><thead><tr><th scope="col">Expert</th><th scope="col">Runs</th><th scope="col">Errors</th><th scope="col">p50</th></tr></thead><tbody>
-${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code>${group.expert}</code></a></td><td>${group.runs}</td><td>${errorsOf(group)}</td><td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
+    : html`<table><thead><tr><th scope="col">Expert</th><th scope="col">Runs</th><th scope="col">Errors</th><th scope="col">Budget stops</th><th scope="col">Cancels</th><th scope="col">Pauses</th><th scope="col">p50</th></tr></thead><tbody>
+${busiest.map((group) => html`<tr><td><a href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}">${group.skill} / <code class="name">${breakable(group.expert ?? "")}</code></a></td><td>${group.runs}</td>${OUTCOME_COLUMNS.map((outcomes) => outcomeCell(group, outcomes))}<td>${formatMs(group.latencyMs.p50)}</td></tr>`)}
 </tbody></table>`
 }</section>
 <section aria-labelledby="failing"><h2 id="failing">Failing servers (24 h)</h2>
@@ -70,6 +72,19 @@ ${failing.map((server) => html`<tr><td>${server.skill} / <code>${server.server}<
 </div>
 ${lastChange > 0 ? html`<p class="muted">Catalog last changed ${formatTime(lastChange)}. <a href="/admin/catalog">History</a></p>` : html`<p class="muted">No catalog loaded yet.</p>`}`;
   return renderDashboardPage({ title: "Overview", current: "overview", ...frameOf(c) }, body);
+}
+
+/** The busiest experts' outcome columns: errors (a restart's `interrupted` is one), budget stops, cancels, pauses. */
+const OUTCOME_COLUMNS = [["error", "interrupted"], ["budget_exhausted"], ["cancelled"], ["paused"]] as const;
+
+function outcomeCell(group: UsageGroup, outcomes: readonly string[]) {
+  const count = outcomes.reduce((sum, outcome) => sum + (group.outcomes[outcome] ?? 0), 0);
+  if (count === 0) return html`<td class="muted">0</td>`;
+  const [first] = outcomes;
+  const tone = first === "error" ? "bad" : "warn";
+  // The run list filters by the outcomes it knows; a pause is listed under no filter of its own.
+  if (!OUTCOMES.some((known) => known === first)) return html`<td class="${tone}">${count}</td>`;
+  return html`<td><a class="${tone}" href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}&amp;outcome=${first ?? ""}">${count}</a></td>`;
 }
 
 function errorsOf(group: UsageGroup | undefined): number {

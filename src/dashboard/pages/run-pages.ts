@@ -1,11 +1,12 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary } from "../../admin/run-index-query";
+import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary, threadRuns } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
 import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { barTrack, waterfallLegend, waterfallRows, type WaterfallRow } from "./run-waterfall";
 
 const PAGE_SIZE = 50;
 const WINDOWS = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 } as const;
@@ -39,7 +40,7 @@ export function runPages(): Hono<DashboardEnv> {
     const next = page.next_cursor === null ? undefined : `/admin/runs?${new URLSearchParams({ ...Object.fromEntries(keep), cursor: page.next_cursor })}`;
     const body = html`<h1>Runs</h1>
 <form method="get" action="/admin/runs" class="filters" aria-label="Filter runs">
-${textFilter("skill", "Skill", raw.skill)} ${textFilter("expert", "Expert", raw.expert)} ${textFilter("user", "User id", raw.user)}
+${textFilter("skill", "Skill", raw.skill)} ${textFilter("expert", "Expert", raw.expert)} ${textFilter("user", "User (login or id)", raw.user)}
 <label for="f-outcome">Outcome</label> <select id="f-outcome" name="outcome"><option value="">any</option>${OUTCOMES.map((outcome) => html`<option${raw.outcome === outcome ? html` selected` : ""}>${outcome}</option>`)}</select>
 <label for="f-since">Started</label> <select id="f-since" name="since">${(["1h", "24h", "7d", "30d", "all"] as const).map((value) => html`<option value="${value}"${since === value ? html` selected` : ""}>${value === "all" ? "any time" : `last ${value}`}</option>`)}</select>
 <button type="submit">Filter</button> <a href="/admin/runs">clear</a></form>
@@ -54,8 +55,12 @@ ${next ? html`<p><a href="${next}" rel="next">Older runs →</a></p>` : ""}`;
     if (!summary)
       return dashboardMessage(404, "No such run", "No finished run with this id is in the run index. A run is indexed once it has ended.", frameOf(c));
     const stub = sessionStub(c.env, summary.skill, summary.user.id);
-    const [run, steps] = await Promise.all([stub.run(summary.id), stub.steps(summary.id)]);
-    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps));
+    const [run, steps, thread] = await Promise.all([
+      stub.run(summary.id),
+      stub.steps(summary.id),
+      summary.threadId === null ? [] : threadRuns(c.env.DB, summary.threadId),
+    ]);
+    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps, thread));
   });
 
   return routes;
@@ -69,13 +74,31 @@ export function outcomeBadge(outcome: string) {
   return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" || outcome === "interrupted" ? "bad" : "warn"}">${outcome}</span>`;
 }
 
+/** Each budget as the catalog names its limit, so the admin knows which knob stopped the run. */
+const BUDGET_LIMITS: Record<string, string> = {
+  steps: "steps (max_steps)",
+  timeout: "time (timeout_ms)",
+  tool_calls: "tool calls (max_tool_calls)",
+  output_tokens: "tokens (max_output_tokens)",
+};
+
+/** A run's outcome with which budget stopped it, and a mark when it had calls refused (forbidden or injected tool names). */
+export function runOutcome(run: Pick<RunSummary, "outcome" | "budgetExhausted" | "refusedCalls">) {
+  const budget = run.budgetExhausted === null ? "" : html` <span class="warn">· ${BUDGET_LIMITS[run.budgetExhausted] ?? run.budgetExhausted}</span>`;
+  const refused =
+    run.refusedCalls > 0
+      ? html` <span class="bad refused" title="The model called a tool this expert does not have: blocked, not whitelisted, or named by text it read (a possible injection)">⚠ ${run.refusedCalls} refused</span>`
+      : "";
+  return html`${outcomeBadge(run.outcome)}${budget}${refused}`;
+}
+
 export function runTable(runs: readonly RunSummary[]) {
   return html`<div class="table-wrap"><table><thead><tr><th scope="col">Started</th><th scope="col">Skill / expert</th><th scope="col">User</th><th scope="col">Outcome</th><th scope="col">Steps</th><th scope="col">Tokens in / out</th><th scope="col">Tool calls</th><th scope="col">Latency</th><th scope="col">Cost</th></tr></thead><tbody>
 ${runs.map(
   (
     run,
   ) => html`<tr><td><a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a></td><td>${run.skill} / <code>${run.expert}</code></td><td>${run.user.login ?? run.user.id}</td>
-<td>${outcomeBadge(run.outcome)}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${run.toolCalls}${run.toolErrors > 0 ? html` <span class="bad">(${run.toolErrors} failed)</span>` : ""}</td><td>${run.elapsedMs} ms</td><td>${formatCost(run.cost)}</td></tr>`,
+<td>${runOutcome(run)}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${run.toolCalls}${run.toolErrors > 0 ? html` <span class="bad">(${run.toolErrors} failed)</span>` : ""}</td><td>${run.elapsedMs} ms</td><td>${formatCost(run.cost)}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -86,8 +109,10 @@ export function formatCost(cost: number | null): string {
 
 type StoredRun = Awaited<ReturnType<ReturnType<typeof sessionStub>["run"]>>;
 
-function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[]) {
-  return html`<h1>Run of <code>${summary.expert}</code> ${outcomeBadge(summary.outcome)}</h1>
+type ThreadRun = Pick<RunSummary, "id" | "outcome" | "startedAt">;
+
+function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[], thread: readonly ThreadRun[]) {
+  return html`<h1>Run of <code>${summary.expert}</code> ${runOutcome(summary)}</h1>
 <p><label for="run-id">Run id</label> <input id="run-id" readonly value="${summary.id}" size="38" aria-describedby="run-id-help"> <span id="run-id-help" class="muted">select to copy</span></p>
 <dl class="facts">
 <dt>Skill</dt><dd>${summary.skill}${summary.catalogVersion === null ? "" : html` (catalog v${summary.catalogVersion})`}</dd>
@@ -97,6 +122,7 @@ function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, ste
 <dt>Tokens</dt><dd>${summary.inputTokens} in, ${summary.outputTokens} out · cost ${formatCost(summary.cost)}</dd>
 <dt>Trace id</dt><dd><code>${summary.traceId}</code></dd>
 <dt>Session</dt><dd><code>${sessionName(c.env.TENANT, summary.skill, summary.user.id)}</code></dd>
+${summary.threadId === null ? "" : html`<dt>Thread</dt><dd><code>${summary.threadId}</code>${threadList(summary.id, thread)}</dd>`}
 </dl>
 ${
   run === null
@@ -107,16 +133,61 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}
 ${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`
 }
 <h2>Steps</h2>
-${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : html`<ol class="steps">${steps.map((step) => stepItem(step))}</ol>`}
+${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : waterfall(summary, steps)}
 ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}
 <p><a href="/admin/runs">← All runs</a></p>`;
 }
 
-function stepItem(step: StepRecord) {
-  return html`<li><h3>Step ${step.index + 1} <span class="muted">${step.finishReason}</span></h3>
-<p>Model ${step.model ? html`${step.model.provider} <code>${step.model.model}</code>, ${step.model.latencyMs} ms${step.model.retries > 0 ? `, ${step.model.retries} retries` : ""}` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>
-${step.text ? html`<pre>${step.text}</pre>` : ""}
-${step.toolCalls.map((call) => toolCallBlock(call))}</li>`;
+/** A step with this many calls, or a run with this many bars, is shown compact: bars only, details closed. */
+const COMPACT_CALLS = 3;
+const COMPACT_BARS = 10;
+
+/**
+ * The steps and their tool calls as bars on the run's time axis, one line each. What a step or a
+ * call carried (text, arguments, result, error) is open below its bar in a short run, and opens
+ * on demand (`<details>`) in a compact one, so a step with many calls stays a few lines tall.
+ */
+function waterfall(summary: RunSummary, steps: readonly StepRecord[]) {
+  const { rows, totalMs, setup } = waterfallRows(steps, summary.startedAt, summary.endedAt);
+  const compactRun = rows.reduce((sum, row) => sum + 1 + row.calls.length, 0) > COMPACT_BARS;
+  return html`${waterfallLegend(totalMs)}
+<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
+}
+
+/** The thread's runs in order, this one marked: a paused run links to the run that resumed it, and back. */
+function threadList(current: string, thread: readonly ThreadRun[]) {
+  if (thread.length < 2) return "";
+  return html`<ol class="thread" aria-label="Runs of this thread">${thread.map(
+    (run) =>
+      html`<li>${run.id === current ? html`<strong aria-current="page">this run</strong>` : html`<a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a>`} ${outcomeBadge(run.outcome)}</li>`,
+  )}</ol>`;
+}
+
+/** A step without a model call (decisions on resume): who decided each call, how, and when. */
+function decisions(calls: WaterfallRow["calls"]) {
+  return html`<ul>${calls.map(({ call }) =>
+    call.decision
+      ? html`<li><code>${call.name}</code>: ${call.decision.outcome} by the ${call.decision.by}${call.startedAt === undefined ? "" : html` at ${formatTime(call.startedAt)}`}</li>`
+      : "",
+  )}</ul>`;
+}
+
+function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
+  const open = compact ? "" : html` open`;
+  const name = `Step ${step.index + 1}`;
+  const model = step.model;
+  return html`<li class="wf-step${compact ? " wf-compact" : ""}"><details${open}><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
+<div class="wf-detail">${
+    model?.pending
+      ? html`<p class="error">No answer: waited ${model.latencyMs} ms on ${model.provider} <code>${model.model}</code> at <code>${model.endpoint ?? "its endpoint"}</code>${model.retries > 0 ? `, ${model.retries} failed attempts` : ""}, until the run ended.</p>`
+      : ""
+  }${
+    model
+      ? html`<p>Model ${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>`
+      : html`<p>No model call: the decisions this run resumed with.</p>${decisions(calls)}`
+  }
+${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
+${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
 }
 
 function toolCallBlock(call: ToolCallRecord) {

@@ -4,6 +4,7 @@ import { formatMs, renderDashboardPage } from "../dashboard-layout";
 import { recentUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { limitsSection } from "./limits-section";
+import { breakable } from "../breakable-name";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
 
 /** Each skill's experts: description, model, budget and the tools each may call. */
@@ -22,17 +23,19 @@ ${skills.map(
 ${skill.config.description ? html`<p>${skill.config.description}</p>` : ""}
 <p class="muted">Endpoint <code>/s/${skill.name}/mcp</code> · tool policy: allowed <code>${skill.config.tool_policy.allowed.join(", ")}</code>${
     skill.config.tool_policy.blocked.length > 0 ? html`, blocked <code>${skill.config.tool_policy.blocked.join(", ")}</code>` : ""
-  }</p>
+  }; needs approval: ${
+    skill.config.tool_policy.requires_approval.length > 0 ? html`<code>${skill.config.tool_policy.requires_approval.join(", ")}</code>` : "no pattern"
+  }, ${skill.config.tool_policy.approve_destructive ? "and every tool its server marks destructive (destructiveHint)" : "not destructive tools as such (approve_destructive: false)"}</p>
 <div class="table-wrap"><table><thead><tr><th scope="col">Expert</th><th scope="col">Description</th><th scope="col">Model</th><th scope="col">Budget</th><th scope="col">Tools (whitelist)</th><th scope="col">Runs (7 days)</th><th scope="col">p50</th></tr></thead><tbody>
 ${skill.config.experts.map(
   (
     expert,
-  ) => html`<tr><td><code>${expert.name}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
+  ) => html`<tr><td><code class="name">${breakable(expert.name)}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
 <td>${expert.budget.max_steps} steps · ${expert.budget.max_tool_calls} tool calls · ${expert.budget.timeout_ms / 1000} s · ${expert.budget.max_output_tokens} output tokens</td>
 <td>${
     Object.keys(expert.internal_tools).length === 0
       ? html`<span class="muted">none</span>`
-      : html`<ul>${Object.entries(expert.internal_tools).map(([server, tools]) => html`<li><code>${server}</code>: ${tools.join(", ")}</li>`)}</ul>`
+      : html`<ul>${Object.entries(expert.internal_tools).map(([server, tools]) => html`<li><code class="name">${breakable(server)}</code>: ${tools.map((tool, index) => html`${index > 0 ? ", " : ""}<span class="name">${breakable(tool)}</span>`)}</li>`)}</ul>`
   }</td><td><a href="/admin/runs?skill=${skill.name}&amp;expert=${expert.name}">${usageOf(skill.name, expert.name)?.runs ?? 0}</a></td><td>${formatMs(usageOf(skill.name, expert.name)?.latencyMs.p50)}</td></tr>`,
 )}
 </tbody></table></div>${limits[skills.indexOf(skill)] ?? ""}</section>`,

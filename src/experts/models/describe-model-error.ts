@@ -35,6 +35,16 @@ function messageOf(err: unknown): string {
   return typeof err === "string" ? err : "unknown error";
 }
 
+/** The host (and port) a model call goes to, for the trace: never the URL's path, query or credentials. */
+export function modelEndpointHost(expert: Pick<ExpertConfig, "provider" | "base_url">): string {
+  if (expert.provider === "openai-compatible") {
+    if (!expert.base_url) return "openai-compatible (no base_url)";
+    return URL.canParse(expert.base_url) ? new URL(expert.base_url).host : "openai-compatible (unreadable base_url)";
+  }
+  if (expert.provider === "google") return "generativelanguage.googleapis.com";
+  return "Workers AI binding";
+}
+
 function endpointOf(expert: ExpertConfig): string {
   if (expert.provider === "openai-compatible") return expert.base_url ?? "the openai-compatible endpoint";
   if (expert.provider === "google") return "generativelanguage.googleapis.com";

@@ -50,6 +50,8 @@ export interface ToolCallRecord {
   status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled" | "declined" | "awaiting_approval";
   bytes: number;
   elapsedMs: number;
+  /** When the call started (epoch ms), for the trace's time axis; absent in records stored before it was kept. */
+  startedAt?: number;
   error?: string;
   /** The downstream server and tool, for calls that reached the adapter. */
   server?: string;
@@ -109,6 +111,12 @@ export interface ModelCallRecord {
   latencyMs: number;
   /** Failed attempts (429, 5xx) the AI SDK retried before this call succeeded. */
   retries: number;
+  /** When the step's model call started (epoch ms), for the trace's time axis; absent in older records. */
+  startedAt?: number;
+  /** Set on a call the model never answered before the run ended: `latencyMs` is how long it waited. */
+  pending?: true;
+  /** Where the call went, host only (never a path, query or key); set on a pending call. */
+  endpoint?: string;
 }
 
 export interface StepRecord {
@@ -165,6 +173,8 @@ export interface ExpertRunResult {
   notes?: string[];
   /** Tool calls of a step that never finished (the run was cancelled or timed out mid-step), for the trace. */
   unfinishedToolCalls?: ToolCallRecord[];
+  /** A model call the run ended waiting on (it never answered), for the trace. */
+  pendingModelCall?: { startedAt: number };
   /** Set when outcome is "paused": the question, and the calls its answer resumes. */
   question?: PausedQuestion;
   /** Calls decided when a paused run resumed (approved and run, or declined), for the trace. */

@@ -25,7 +25,7 @@ export function openRun(input: ExpertRunInput) {
   const startedAt = Date.now();
   const signals = runSignals(input.expert.budget.timeout_ms, input.signal);
   const budget = new RunBudget(input.expert.budget);
-  const recorder = new RunRecorder();
+  const recorder = new RunRecorder(startedAt);
   const userMessage: ModelMessage = { role: "user", content: buildUserMessage(input.args) };
   // The tracker sits inside the retries so it sees every failed attempt, also one whose retry
   // wait the run's clock cut short.

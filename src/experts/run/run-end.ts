@@ -59,9 +59,10 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
   };
 }
 
-function unfinished(recorder: RunRecorder): Pick<ExpertRunResult, "unfinishedToolCalls"> {
+function unfinished(recorder: RunRecorder): Pick<ExpertRunResult, "unfinishedToolCalls" | "pendingModelCall"> {
   const calls = recorder.unfinishedCalls();
-  return calls.length === 0 ? {} : { unfinishedToolCalls: calls };
+  const pending = recorder.pendingModelCall();
+  return { ...(calls.length === 0 ? {} : { unfinishedToolCalls: calls }), ...(pending ? { pendingModelCall: pending } : {}) };
 }
 
 /**

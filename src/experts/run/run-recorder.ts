@@ -26,9 +26,46 @@ export class RunRecorder {
   modelRetries = 0;
   readonly invalidInputTools: string[] = [];
   lastText = "";
+  /** When the step now running started its model call (or, before the loop reports one, when the run opened). */
+  private stepStartedAt: number;
 
+  constructor(startedAt = Date.now()) {
+    this.stepStartedAt = startedAt;
+  }
+
+  /** When the step's model call answered, if the loop reported it. */
+  private modelEndedAt: number | undefined;
+  /** A step started and its model has not answered yet. */
+  private modelWaiting = false;
+
+  /** The loop started a step: its model call starts now (tool listing and earlier steps are behind it). */
+  stepStarted(): void {
+    this.stepStartedAt = Date.now();
+    this.modelEndedAt = undefined;
+    this.modelWaiting = true;
+  }
+
+  /**
+   * The step's model call answered. Measured here on the clock the tool calls' start times use
+   * (`Date.now`), so the waterfall's bars line up; the AI SDK's `responseTimeMs` is the fallback.
+   */
+  modelCallEnded(): void {
+    this.modelEndedAt = Date.now();
+    this.modelWaiting = false;
+  }
+
+  /** When the model call still unanswered at the run's end started (a hang, a timeout, a retry storm). */
+  pendingModelCall(): { startedAt: number } | undefined {
+    return this.modelWaiting ? { startedAt: this.stepStartedAt } : undefined;
+  }
+
+  /**
+   * A call's start is when it was first recorded (the adapter records a provisional entry as it
+   * starts; a refused or declined call is recorded once, after its `elapsedMs`).
+   */
   recordCall(record: ToolCallRecord, modelText?: string): void {
-    this.calls.set(record.toolCallId, { record, ...(modelText === undefined ? {} : { modelText }) });
+    const startedAt = this.calls.get(record.toolCallId)?.record.startedAt ?? record.startedAt ?? Date.now() - record.elapsedMs;
+    this.calls.set(record.toolCallId, { record: { ...record, startedAt }, ...(modelText === undefined ? {} : { modelText }) });
   }
 
   /** Adds the approval or answer decision to a call already recorded. */
@@ -63,8 +100,18 @@ export class RunRecorder {
       text: step.text,
       toolCalls,
       // Retries are counted by the session's traced model and filled in when the run is stored.
-      model: { provider: step.model.provider, model: step.model.modelId, latencyMs: Math.round(step.performance.responseTimeMs), retries: 0 },
+      model: {
+        provider: step.model.provider,
+        model: step.model.modelId,
+        latencyMs: this.modelEndedAt === undefined ? Math.round(step.performance.responseTimeMs) : this.modelEndedAt - this.stepStartedAt,
+        retries: 0,
+        startedAt: this.stepStartedAt,
+      },
     };
+    // A loop that reports no step start (route) starts its next model call when this step ends.
+    this.stepStartedAt = Date.now();
+    this.modelEndedAt = undefined;
+    this.modelWaiting = false;
     this.steps.push(record);
     this.responseMessages.push(...step.response.messages);
     this.inputTokens += record.inputTokens;
@@ -79,13 +126,13 @@ export class RunRecorder {
     if (known) return known.record;
     let record: ToolCallRecord;
     if (dynamic?.invalid && NoSuchToolError.isInstance(dynamic.error)) {
-      record = { toolCallId: id, name, status: "refused", bytes: 0, elapsedMs: 0, error: "not available to this expert" };
+      record = { toolCallId: id, name, status: "refused", bytes: 0, elapsedMs: 0, startedAt: Date.now(), error: "not available to this expert" };
     } else if (dynamic?.invalid) {
       this.invalidInputs++;
       this.invalidInputTools.push(name);
-      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, error: "malformed arguments" };
+      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, startedAt: Date.now(), error: "malformed arguments" };
     } else {
-      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, error: "not executed" };
+      record = { toolCallId: id, name, status: "error", bytes: 0, elapsedMs: 0, startedAt: Date.now(), error: "not executed" };
     }
     this.calls.set(id, { record });
     return record;

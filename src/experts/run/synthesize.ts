@@ -60,8 +60,10 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
       },
       onStepStart: ({ stepNumber }) => {
         currentStep = stepNumber;
+        recorder.stepStarted();
       },
       onLanguageModelCallEnd: ({ content }) => {
+        recorder.modelCallEnded();
         const calls = content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
         reportStep(input, currentStep + 1, describeStep(calls));
       },

@@ -52,6 +52,9 @@ const rowSchema = z.object({
   toolErrors: z.number().int(),
   downstreamBytes: z.number(),
   cost: z.number().nullable(),
+  // Absent from entries queued before these columns existed.
+  budgetExhausted: z.string().nullable().default(null),
+  refusedCalls: z.number().int().default(0),
 });
 const callSchema = z.object({
   server: z.string(),

@@ -26,6 +26,10 @@ export interface RunIndexRow {
   toolErrors: number;
   downstreamBytes: number;
   cost: number | null;
+  /** Which budget stopped the run (`budget_exhausted`), else null (migrations/0005). */
+  budgetExhausted: string | null;
+  /** Calls refused because the expert does not have the tool: blocked, unlisted, or named by text the model read. */
+  refusedCalls: number;
 }
 
 /** One row of D1 `run_tool_calls` before it has its run id and place: no arguments, no result. */
@@ -45,7 +49,7 @@ export interface RunIndexEntry {
   calls: IndexedToolCall[];
 }
 
-/** D1 binds at most 100 parameters per statement: a run row binds 22, a tool-call row 10. */
+/** D1 binds at most 100 parameters per statement: a run row binds 24, a tool-call row 10. */
 const RUNS_PER_INSERT = 4;
 const CALLS_PER_INSERT = 10;
 
@@ -67,6 +71,15 @@ export function indexedToolCalls(steps: readonly StepRecord[]): IndexedToolCall[
     }));
 }
 
+/**
+ * Calls refused before any server was chosen: the model named a tool this expert does not have
+ * (blocked, not whitelisted, or named by text it read: a possible injection). A call refused for
+ * the tool-call budget names its server and is not one of them.
+ */
+export function refusedCallCount(steps: readonly StepRecord[]): number {
+  return steps.reduce((sum, step) => sum + step.toolCalls.filter((call) => call.status === "refused" && call.server === undefined).length, 0);
+}
+
 /** Server errors among a run's tool calls. */
 export function toolErrorCount(steps: readonly StepRecord[]): number {
   return steps.reduce((sum, step) => sum + step.toolCalls.filter((call) => SERVER_ERROR_STATUSES.has(call.status)).length, 0);
@@ -84,8 +97,9 @@ export function runIndexStatements(db: D1Database, entries: readonly RunIndexEnt
       db
         .prepare(
           `INSERT OR REPLACE INTO ${D1_TABLES.runIndex} (run_id, skill, expert, user_id, user_login, user_email, thread_id, catalog_version, provider, model,
-             outcome, trace_id, started_at, ended_at, elapsed_ms, steps, input_tokens, output_tokens, tool_calls, tool_errors, downstream_bytes, cost)
-           VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+             outcome, trace_id, started_at, ended_at, elapsed_ms, steps, input_tokens, output_tokens, tool_calls, tool_errors, downstream_bytes, cost,
+             budget_exhausted, refused_calls)
+           VALUES ${rows.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
         )
         .bind(
           ...rows.flatMap((row) => [
@@ -111,6 +125,8 @@ export function runIndexStatements(db: D1Database, entries: readonly RunIndexEnt
             row.toolErrors,
             row.downstreamBytes,
             row.cost,
+            row.budgetExhausted,
+            row.refusedCalls,
           ]),
         ),
     );

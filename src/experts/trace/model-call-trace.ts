@@ -6,6 +6,8 @@ export interface TracedModel {
   model: LanguageModel;
   /** Failed attempts before each successful model call, in call order (one per step). */
   retriesPerCall(): number[];
+  /** Failed attempts since the last successful call: a call that never succeeded retried this often. */
+  failedSinceLastAnswer(): number;
 }
 
 /**
@@ -15,7 +17,7 @@ export interface TracedModel {
  * and reports only the attempt that succeeded.
  */
 export function traceModelCalls(model: LanguageModel, trace: RunTrace): TracedModel {
-  if (typeof model === "string") return { model, retriesPerCall: () => [] };
+  if (typeof model === "string") return { model, retriesPerCall: () => [], failedSinceLastAnswer: () => 0 };
   const retries: number[] = [];
   let failedAttempts = 0;
   const wrapped = wrapLanguageModel({
@@ -36,5 +38,5 @@ export function traceModelCalls(model: LanguageModel, trace: RunTrace): TracedMo
       },
     },
   });
-  return { model: wrapped, retriesPerCall: () => [...retries] };
+  return { model: wrapped, retriesPerCall: () => [...retries], failedSinceLastAnswer: () => failedAttempts };
 }

@@ -5,10 +5,11 @@ import { modelCost } from "../../catalog/model-pricing";
 import type { ToolSource } from "../../downstream/downstream-types";
 import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
 import type { ExpertCallRequest } from "../session/expert-call";
-import type { ExpertRunResult, StepRecord } from "../run/expert-types";
+import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../run/expert-types";
+import { modelEndpointHost } from "../models/describe-model-error";
 import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
 import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
-import { indexedToolCalls, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
+import { indexedToolCalls, refusedCallCount, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
 import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
@@ -39,6 +40,8 @@ export interface SessionRunTrace {
   /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
   tools(source: ToolSource): ToolSource;
   retriesPerCall(): number[];
+  /** The model call a run ended waiting on, as a step's model record: provider, model, endpoint host, the wait. */
+  pendingModel(startedAt: number, endedAt: number): ModelCallRecord;
   /** The run's index row and tool-call rows, for the session's outbox (run-index-outbox.ts). */
   indexEntry(context: RunIndexContext): RunIndexEntry;
 }
@@ -67,6 +70,15 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
       ...(source.skill === undefined ? {} : { skill: source.skill }),
     }),
     retriesPerCall: () => traced?.retriesPerCall() ?? [],
+    pendingModel: (startedAt, endedAt) => ({
+      provider: expert.provider,
+      model: modelIdOf(expert),
+      latencyMs: Math.max(0, endedAt - startedAt),
+      retries: traced?.failedSinceLastAnswer() ?? 0,
+      startedAt,
+      pending: true,
+      endpoint: modelEndpointHost(expert),
+    }),
     indexEntry(context) {
       const { result, expert } = context;
       const model = modelIdOf(expert);
@@ -94,6 +106,8 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
           toolErrors: toolErrorCount(context.steps),
           downstreamBytes: result.usage.downstreamBytesRead,
           cost: modelCost(context.skill.config.pricing, expert.provider, model, result.usage.inputTokens, result.usage.outputTokens),
+          budgetExhausted: result.usage.budgetExhausted,
+          refusedCalls: refusedCallCount(context.steps),
         },
         calls: indexedToolCalls(context.steps),
       };
@@ -105,7 +119,7 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
 export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult): Pick<ExpertRunResult, "steps" | "error"> & { end: RunEndTrace } {
   return {
     ...(result.error ? { error: { ...result.error, message: trace.redact(result.error.message) } } : {}),
-    steps: withDecidedStep(result, tracedSteps(withUnfinishedStep(result), trace.retriesPerCall(), trace.redact), trace.redact),
+    steps: withDecidedStep(result, tracedSteps(withUnfinishedStep(result, trace), trace.retriesPerCall(), trace.redact), trace.redact),
     end: {
       notes: (result.notes ?? []).map(trace.redact),
       answer: excerpt(result.text, trace.redact, TRACE_BOUNDS.answer),
@@ -113,11 +127,17 @@ export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult):
   };
 }
 
-/** Calls cut off mid-step are kept as one last step, "interrupted", so the trace shows them. */
-function withUnfinishedStep(result: ExpertRunResult): StepRecord[] {
+/**
+ * Calls cut off mid-step are kept as one last step, "interrupted", so the trace shows them; a
+ * model call the run ended waiting on, as a last step "no answer" with its endpoint and wait.
+ */
+function withUnfinishedStep(result: ExpertRunResult, trace: SessionRunTrace): StepRecord[] {
   const calls = result.unfinishedToolCalls ?? [];
-  if (calls.length === 0) return result.steps;
-  return [...result.steps, { index: result.steps.length, finishReason: "interrupted", inputTokens: 0, outputTokens: 0, text: "", toolCalls: calls }];
+  const last = { index: result.steps.length, inputTokens: 0, outputTokens: 0, text: "" };
+  if (calls.length > 0) return [...result.steps, { ...last, finishReason: "interrupted", toolCalls: calls }];
+  if (result.pendingModelCall)
+    return [...result.steps, { ...last, finishReason: "no answer", toolCalls: [], model: trace.pendingModel(result.pendingModelCall.startedAt, Date.now()) }];
+  return result.steps;
 }
 
 /**
@@ -163,6 +183,8 @@ export function interruptedIndexEntry(run: StoredRun, endedAt: number): RunIndex
       toolErrors: 0,
       downstreamBytes: 0,
       cost: null,
+      budgetExhausted: null,
+      refusedCalls: 0,
     },
     calls: [],
   };

@@ -299,4 +299,18 @@ describe("the run index outbox", () => {
     expect(purged).toEqual([young.row.runId]);
     expect(errors.some((text) => text.includes("run index rows dropped unwritten: past retention") && text.includes('"runs":1'))).toBe(true);
   });
+
+  it("writes an entry queued before the budget and refused-call columns existed, as no budget and no refusals", async () => {
+    const kim: UserProps = { userId: "u-outbox-kim", login: "kim", role: "member" };
+    const entry = entryOf(Date.now() - 1_000, 0);
+    const { budgetExhausted: _budget, refusedCalls: _refused, ...oldRow } = entry.row;
+    await runInDurableObject(session(kim, short), (instance: ExpertSession, state) => {
+      outboxOf(instance).add([entry], Date.now());
+      // As a session deployed before migrations/0005 queued it: without the two fields.
+      state.storage.sql.exec(`UPDATE run_index_outbox SET entry = ? WHERE run_id = ?`, JSON.stringify({ ...entry, row: oldRow }), entry.row.runId);
+      return state.storage.setAlarm(Date.now());
+    });
+    await flushRunIndex(session(kim, short));
+    expect(await indexed(entry.row.runId)).toMatchObject({ budget_exhausted: null, refused_calls: 0, outcome: "ok" });
+  });
 });

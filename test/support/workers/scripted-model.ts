@@ -28,7 +28,7 @@ export function usage(inputTokens: number, outputTokens: number): GenerateResult
   };
 }
 
-function toResult(turn: Exclude<ScriptedTurn, (options: GenerateOptions) => unknown>): GenerateResult {
+export function toResult(turn: Exclude<ScriptedTurn, (options: GenerateOptions) => unknown>): GenerateResult {
   if ("calls" in turn) {
     return {
       content: [
