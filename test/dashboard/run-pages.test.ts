@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { RecordedOutcome } from "../../src/experts/run/expert-types";
 import { uniqueSkill } from "../support/catalog-test-data";
 import { indexRow, writeIndexRows } from "../admin/run-index-rows";
 import { dashboardFetch } from "./dashboard-test-client";
@@ -74,7 +75,17 @@ describe("runs pages", () => {
   it("counts errors, budget stops, cancels and pauses in columns of their own on the overview", async () => {
     const skill = uniqueSkill("overview-outcomes");
     const now = Date.now();
-    const outcomes = ["ok", "error", "interrupted", "budget_exhausted", "budget_exhausted", "budget_exhausted", "cancelled", "paused", "paused"];
+    const outcomes: RecordedOutcome[] = [
+      "ok",
+      "error",
+      "interrupted",
+      "budget_exhausted",
+      "budget_exhausted",
+      "budget_exhausted",
+      "cancelled",
+      "paused",
+      "paused",
+    ];
     await writeIndexRows(outcomes.map((outcome, index) => indexRow({ skill, startedAt: now - index, expert: "mixed_expert", outcome })));
     const response = await page("/admin");
     const row = new RegExp(`<tr><td><a href="[^"]*">${skill} / <code class="name">mixed_<wbr>expert</code></a></td>(.*?)</tr>`).exec(response.text)?.[1] ?? "";

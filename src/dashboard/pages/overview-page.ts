@@ -10,6 +10,7 @@ import { breakable } from "../breakable-name";
 import { formatCost } from "./run-pages";
 import type { UsageGroup } from "../../admin/usage/run-usage";
 import { OUTCOMES } from "../../admin/run-index-query";
+import type { RecordedOutcome } from "../../experts/run/expert-types";
 
 /**
  * The first page: runs, errors, tokens and cost today and this week, busiest experts, failing
@@ -77,7 +78,7 @@ ${lastChange > 0 ? html`<p class="muted">Catalog last changed ${formatTime(lastC
 /** The busiest experts' outcome columns: errors (a restart's `interrupted` is one), budget stops, cancels, pauses. */
 const OUTCOME_COLUMNS = [["error", "interrupted"], ["budget_exhausted"], ["cancelled"], ["paused"]] as const;
 
-function outcomeCell(group: UsageGroup, outcomes: readonly string[]) {
+function outcomeCell(group: UsageGroup, outcomes: readonly RecordedOutcome[]) {
   const count = outcomes.reduce((sum, outcome) => sum + (group.outcomes[outcome] ?? 0), 0);
   if (count === 0) return html`<td class="muted">0</td>`;
   const [first] = outcomes;
