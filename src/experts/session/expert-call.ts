@@ -1,4 +1,5 @@
 import type { UserProps } from "../../auth/user-props";
+import type { EvalRunOptions } from "../evals/eval-call";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
@@ -23,6 +24,8 @@ export interface ExpertCallRequest {
   user: UserProps;
   /** The MCP request that started the run, so a `notifications/cancelled` naming it can stop it. */
   mcpRequest?: McpRequestRef;
+  /** Set only by the admin API's eval runner (src/admin/evals), for the eval user's session. */
+  evaluation?: EvalRunOptions;
 }
 
 /**
