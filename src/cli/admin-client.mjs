@@ -74,8 +74,8 @@ export function adminClient(flags, { env, cwd }) {
     get: (path, timeoutMs = DEFAULT_TIMEOUT_MS) => call("GET", path, undefined, timeoutMs),
     /** @param {string} path @param {unknown} body */
     put: (path, body) => call("PUT", path, body),
-    /** @param {string} path @param {unknown} [body] */
-    post: (path, body) => call("POST", path, body),
+    /** @param {string} path @param {unknown} [body] @param {number} [timeoutMs] */
+    post: (path, body, timeoutMs = DEFAULT_TIMEOUT_MS) => call("POST", path, body, timeoutMs),
   };
 }
 

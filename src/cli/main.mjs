@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CliError, usageError } from "./cli-error.mjs";
 import { diff } from "./commands/diff.mjs";
+import { evalCommand } from "./commands/eval.mjs";
 import { members } from "./commands/members.mjs";
 import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
@@ -38,6 +39,12 @@ const OPTIONS = /** @type {const} */ ({
   "group-by": { type: "string" },
   servers: { type: "boolean" },
   json: { type: "boolean" },
+  // eval
+  model: { type: "string", multiple: true },
+  eval: { type: "string", multiple: true },
+  threshold: { type: "string" },
+  "max-cost": { type: "string" },
+  concurrency: { type: "string" },
   help: { type: "boolean", short: "h" },
 });
 
@@ -75,5 +82,7 @@ export async function main(argv, io) {
   }
 }
 
+// Evals of the catalog's experts, run on the Worker (src/admin/evals).
+COMMANDS.eval = evalCommand;
 // Team administration (members and their grants), beside the catalog commands in the table above.
 COMMANDS.members = members;
