@@ -78,10 +78,8 @@ function printReport(io, report, threshold) {
       `  ${model.model.padEnd(width)}  ${model.passed}/${model.total} passed${skipped}  tokens ${model.inputTokens + model.outputTokens} (${model.inputTokens} in, ${model.outputTokens} out)  cost ${cost(model)}  p50 ${ms(model.p50Ms)}  p95 ${ms(model.p95Ms)}`,
     );
     for (const result of model.results) {
-      for (const failure of result.failures) {
-        const trace = result.trace ? `\n      trace ${result.trace.page}` : "";
-        out(`    ✗ ${result.eval}: ${failure.type}: ${failure.reason}${trace}`);
-      }
+      for (const failure of result.failures) out(`    ✗ ${result.eval}: ${failure.type}: ${failure.reason}`);
+      if (result.failures.length > 0 && result.trace) out(`      trace ${result.trace.page}`);
     }
   }
   if (report.stopped) out(`  stopped: ${report.stopped}`);
