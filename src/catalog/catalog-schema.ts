@@ -137,6 +137,10 @@ export const evalSettingsSchema = z
       .default(1)
       .describe("Most one eval command may spend on this expert (at the skill's `pricing`); runs stop when it is reached."),
     concurrency: z.number().int().min(1).max(8).default(2).describe("Evals of this expert run at once."),
+    gate: z
+      .boolean()
+      .default(false)
+      .describe("Refuse a catalog write that changes this expert (or the skill's servers, tool policy or pricing) unless its evals pass."),
   })
   .strict();
 

@@ -45,6 +45,7 @@ const OPTIONS = /** @type {const} */ ({
   threshold: { type: "string" },
   "max-cost": { type: "string" },
   concurrency: { type: "string" },
+  "require-evals": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 });
 

@@ -1,3 +1,4 @@
+import type { CatalogProblem } from "../../catalog/catalog-problems";
 import { AdminApiError } from "../admin-errors";
 
 /** An eval command on an expert whose catalog entry has no `evals`. */
@@ -11,5 +12,18 @@ export class NoEvalsError extends AdminApiError {
   ) {
     super(`Expert "${expert}" of skill "${skill}" has no evals.`);
     this.fix = `Add an \`evals\` list to the expert in the catalog (see README, "Evals") and push it, e.g. [{"name": "basic", "arguments": {"query": "…"}, "assert": [{"type": "contains", "value": "…"}]}].`;
+  }
+}
+
+/** A write gated on evals (`?require_evals=1` or `eval_settings.gate`) whose changed experts fail them. */
+export class EvalGateFailedError extends AdminApiError {
+  readonly kind = "eval-gate-failed";
+  readonly status = 409;
+  readonly fix = "Nothing was saved. Make the failing evals pass (or correct them), then push again.";
+  constructor(
+    readonly skill: string,
+    override readonly problems: readonly CatalogProblem[],
+  ) {
+    super(`Skill "${skill}" was not saved: ${problems.length} eval problem(s) in its changed experts.`);
   }
 }

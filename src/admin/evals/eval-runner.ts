@@ -73,6 +73,16 @@ export interface ExpertEvalReport {
   models: ModelReport[];
 }
 
+export interface EvalTarget {
+  skill: string;
+  version: number;
+  config: SkillConfig;
+  expert: ExpertConfig;
+  origin: string;
+  /** Run on `config` as a candidate not saved yet (version is then the one it would get). */
+  candidate?: boolean;
+}
+
 interface EvalJob {
   choice: ModelChoice;
   evalCase: ExpertEval;
@@ -85,11 +95,7 @@ interface EvalJob {
  * once; no run starts once `maxCost` is spent (runs already going finish, so the total can pass
  * it by at most concurrency - 1 runs).
  */
-export async function runExpertEvals(
-  env: Env,
-  target: { skill: string; version: number; config: SkillConfig; expert: ExpertConfig; origin: string },
-  body: EvalRunBody,
-): Promise<ExpertEvalReport> {
+export async function runExpertEvals(env: Env, target: EvalTarget, body: EvalRunBody): Promise<ExpertEvalReport> {
   const { skill, expert } = target;
   const cases = selectEvals(expert, body.evals);
   const choices = (body.models ?? [`${expert.provider}:${modelIdOf(expert)}`]).map((ref, index) => parseModelRef(ref, index));
@@ -128,13 +134,15 @@ export async function runExpertEvals(
   };
 }
 
-async function runOne(
-  stub: ReturnType<typeof sessionStub>,
-  target: { skill: string; config: SkillConfig; expert: ExpertConfig; origin: string },
-  { choice, evalCase }: EvalJob,
-): Promise<EvalResult> {
+async function runOne(stub: ReturnType<typeof sessionStub>, target: EvalTarget, { choice, evalCase }: EvalJob): Promise<EvalResult> {
   const runId = crypto.randomUUID();
-  const evaluation: EvalRunOptions = { name: evalCase.name, provider: choice.provider, model: choice.model, approve: evalCase.approve };
+  const evaluation: EvalRunOptions = {
+    name: evalCase.name,
+    provider: choice.provider,
+    model: choice.model,
+    approve: evalCase.approve,
+    ...(target.candidate ? { candidate: { version: target.version, config: target.config } } : {}),
+  };
   const started = Date.now();
   const answer = await stub.callExpert({
     runId,

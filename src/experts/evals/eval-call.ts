@@ -1,5 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
-import type { ExpertConfig, ProviderName } from "../../catalog/catalog-schema";
+import type { ExpertConfig, ProviderName, SkillConfig } from "../../catalog/catalog-schema";
+import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
 import type { UserPrompter } from "../run/expert-types";
 
 /**
@@ -19,6 +20,16 @@ export interface EvalRunOptions {
   model?: string;
   /** How a call needing approval is answered: declined unless the eval says `approve: true`. */
   approve: boolean;
+  /**
+   * A validated skill config not saved yet, and the version it would become: a write gated on
+   * evals (`?require_evals=1`) runs them on what it is about to save, before anyone can use it.
+   */
+  candidate?: { version: number; config: SkillConfig };
+}
+
+/** The skill an eval runs against: the candidate it gates, else none (the live one is loaded). */
+export function candidateSkill(skill: string, options: EvalRunOptions | undefined): CompiledSkill | null {
+  return options?.candidate ? { name: skill, version: options.candidate.version, config: options.candidate.config } : null;
 }
 
 /** The expert as the eval runs it: the catalog's, with only the model swapped when asked. */

@@ -10,7 +10,7 @@ import { log } from "../../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter, UserPrompter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
 import { resolveModel } from "../models/model-registry";
-import { evalExpert, evalPrompter } from "../evals/eval-call";
+import { candidateSkill, evalExpert, evalPrompter } from "../evals/eval-call";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { resumeInput } from "./resume-input";
@@ -87,7 +87,7 @@ export class ExpertSession extends DurableObject<Env> {
    */
   async callExpert(request: ExpertCallRequest, onProgress?: ProgressReporter, askUser?: UserPrompter): Promise<ExpertCallResult> {
     const startedAt = Date.now();
-    const skill = await loadSkill(this.env, request.skill);
+    const skill = candidateSkill(request.skill, request.evaluation) ?? (await loadSkill(this.env, request.skill));
     const found = skill?.config.experts.find((candidate) => candidate.name === request.expert);
     if (!skill || !found) {
       const result = failedRun(new UnknownExpertError(request.skill, request.expert), startedAt);

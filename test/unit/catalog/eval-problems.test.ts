@@ -34,7 +34,7 @@ describe("expert evals in the catalog", () => {
     const expert = parsed.ok ? parsed.catalog.skills.default?.experts[0] : undefined;
     expect(expert?.evals?.[0]?.approve).toBe(false);
     expect(expert?.evals?.[0]?.assert.slice(0, 2)).toMatchObject([{ type: "contains", case_sensitive: false }, { flags: "i" }]);
-    expect(expert?.eval_settings).toEqual({ max_cost: 0.5, concurrency: 2 });
+    expect(expert?.eval_settings).toEqual({ max_cost: 0.5, concurrency: 2, gate: false });
   });
 
   it("names each broken field by its JSON path with a fix", () => {
