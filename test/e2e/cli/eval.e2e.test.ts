@@ -1,4 +1,4 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -136,5 +136,27 @@ describe("slipsnisse eval against wrangler dev", () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/good\s+1\/2 passed, 1 not run/);
     expect(result.stdout).toContain("stopped: The eval budget of 0.00001 was reached");
+  });
+
+  it("push --require-evals saves nothing when a changed expert fails its evals, and saves once they pass", async () => {
+    expect((await cli("pull", "live.json")).code).toBe(0);
+    const live = JSON.parse(await readFile(join(dir, "live.json"), "utf8")) as { skills: { default: { experts: Array<{ model: string }> } } };
+    const withModel = async (model: string) => {
+      const [first] = live.skills.default.experts;
+      if (first) first.model = model;
+      await writeFile(join(dir, "candidate.json"), JSON.stringify(live));
+    };
+    await withModel("wordy");
+    const refused = await cli("push", "candidate.json", "--require-evals");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("The Worker refused it (HTTP 409), 1 problem(s)");
+    expect(refused.stderr).toMatch(/\$\.skills\.default\.experts\[0\]\.evals\[0\] — eval `bounds` of expert `ask` fails: .*more than 500/);
+    const history = (await cli("versions", "--skill", "default")).stdout;
+    expect(history).toMatch(/^ {2}\* v1 /m);
+    expect(history).not.toContain(" v2 ");
+    await withModel("lite");
+    const saved = await cli("push", "candidate.json", "--require-evals");
+    expect(saved.stdout + saved.stderr).toContain("skill default: saved as version 2");
+    expect(saved.code).toBe(0);
   });
 });
