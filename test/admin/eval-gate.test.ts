@@ -1,9 +1,12 @@
 import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
+import { saveSkill } from "../../src/catalog/catalog-store";
+import { parseCatalog } from "../../src/catalog/parse-catalog";
 import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
 import { taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel, type ScriptedTurn, usage } from "../support/workers/scripted-model";
+import { csrfIn, dashboardFetch, form, signInAs } from "../dashboard/dashboard-test-client";
 import { admin } from "./admin-test-client";
 
 const fixtures = inject("fixtureServers");
@@ -95,5 +98,36 @@ describe("catalog writes gated on evals", () => {
     const gated = await admin("PUT", `/skills/${SKILL}`, skill(expert("vague", { eval_settings: { gate: true }, description: "Gated." }), other("first")));
     expect(gated.status).toBe(409);
     expect(gated.problems[0]?.path).toBe(`$.skills.${SKILL}.experts[0].evals[0]`);
+  });
+
+  it("gates a restore: the API's with ?require_evals=1, the dashboard's when the restored expert sets eval_settings.gate", async () => {
+    // Stored directly (as an older build or a hand edit might have): versions whose expert fails its evals.
+    const stored = async (extra: Record<string, unknown>) => {
+      const parsed = parseCatalog({ skills: { [SKILL]: skill(expert("good", { system_prompt: "Be vague.", ...extra }), other("first")) } });
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+      const config = parsed.catalog.skills[SKILL];
+      if (!config) throw new Error("no skill");
+      return saveSkill(env.DB, SKILL, config, { author: "seed" });
+    };
+    const ungated = await stored({});
+    const gated = await stored({ eval_settings: { gate: true }, description: "Gated, failing." });
+    expect((await admin("PUT", `/skills/${SKILL}`, skill(expert("good", { description: "Live and passing." }), other("first")))).status).toBe(200);
+    const live = await version();
+
+    const refused = await admin("POST", `/skills/${SKILL}/versions/${ungated}/restore?require_evals=1`);
+    expect(refused.status).toBe(409);
+    expect(refused.problems[0]?.message).toContain("eval `bounds` of expert `ask` fails");
+    expect(await version()).toBe(live);
+
+    const cookie = await signInAs("alice");
+    const token = csrfIn(await (await dashboardFetch(`/admin/catalog/${SKILL}`, { headers: { cookie } })).text());
+    const page = await dashboardFetch(`/admin/catalog/${SKILL}/versions/${gated}/restore`, form({ csrf: token }, cookie));
+    expect(page.status).toBe(409);
+    expect(await page.text()).toContain(`v${gated} of ${SKILL} was not restored`);
+    expect(await version()).toBe(live);
+    // Without gate in the restored version, the dashboard restores as before.
+    const restored = await dashboardFetch(`/admin/catalog/${SKILL}/versions/${ungated}/restore`, form({ csrf: token }, cookie));
+    expect(restored.status).toBe(303);
+    expect(await version()).toBe(Number(live) + 1);
   });
 });

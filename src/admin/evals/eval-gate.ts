@@ -20,7 +20,14 @@ export function evalsRequested(c: AdminContext): boolean {
  * counts as changed when its entry changed or the skill's servers, tool policy or pricing did
  * (each changes what its runs do or cost). Nothing is saved when one fails.
  */
-export async function gateOnEvals(c: AdminContext, skill: string, candidate: SkillConfig, live: StoredSkill | null, requested: boolean): Promise<void> {
+export async function gateOnEvals(
+  env: Env,
+  origin: string,
+  skill: string,
+  candidate: SkillConfig,
+  live: StoredSkill | null,
+  requested: boolean,
+): Promise<void> {
   const shared = (config: SkillConfig | undefined) => JSON.stringify([config?.servers, config?.tool_policy, config?.pricing]);
   const sharedChanged = shared(candidate) !== shared(live?.config);
   const problems: CatalogProblem[] = [];
@@ -29,11 +36,7 @@ export async function gateOnEvals(c: AdminContext, skill: string, candidate: Ski
     if (!requested && expert.eval_settings?.gate !== true) continue;
     const before = live?.config.experts.find((other) => other.name === expert.name);
     if (!sharedChanged && before !== undefined && JSON.stringify(before) === JSON.stringify(expert)) continue;
-    const report = await runExpertEvals(
-      c.env,
-      { skill, version: (live?.version ?? 0) + 1, config: candidate, expert, origin: new URL(c.req.url).origin, candidate: true },
-      {},
-    );
+    const report = await runExpertEvals(env, { skill, version: (live?.version ?? 0) + 1, config: candidate, expert, origin, candidate: true }, {});
     if (report.stopped) {
       problems.push({
         path: `$.skills.${skill}.experts[${index}].evals`,
@@ -52,4 +55,9 @@ export async function gateOnEvals(c: AdminContext, skill: string, candidate: Ski
     }
   }
   if (problems.length > 0) throw new EvalGateFailedError(skill, problems);
+}
+
+/** gateOnEvals for an admin API write: the request's origin for trace links, its `?require_evals`. */
+export function gateWrite(c: AdminContext, skill: string, candidate: SkillConfig, live: StoredSkill | null): Promise<void> {
+  return gateOnEvals(c.env, new URL(c.req.url).origin, skill, candidate, live, evalsRequested(c));
 }

@@ -5,7 +5,7 @@ import type { SkillConfig } from "../../catalog/catalog-schema";
 import { parseCatalog } from "../../catalog/parse-catalog";
 import { changeMeta, readJsonBody, type AdminEnv } from "../admin-context";
 import { InvalidBodyError } from "../admin-errors";
-import { evalsRequested, gateOnEvals } from "../evals/eval-gate";
+import { gateWrite } from "../evals/eval-gate";
 
 /** The whole catalog: read it, replace it, or check a document without saving it. */
 export function catalogRoutes(): Hono<AdminEnv> {
@@ -25,8 +25,7 @@ export function catalogRoutes(): Hono<AdminEnv> {
     const { author, note } = changeMeta(c);
     const parsed = parseCatalog(body);
     if (parsed.ok) {
-      for (const [skill, config] of Object.entries(parsed.catalog.skills))
-        await gateOnEvals(c, skill, config, await getSkill(c.env.DB, skill), evalsRequested(c));
+      for (const [skill, config] of Object.entries(parsed.catalog.skills)) await gateWrite(c, skill, config, await getSkill(c.env.DB, skill));
     }
     const result = await replaceCatalog(c.env, body, author, note);
     if (!result.ok) throw new InvalidBodyError(result.problems);
