@@ -10,6 +10,7 @@ import { dashboardMessage } from "./dashboard-layout";
 import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
 import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession, SESSION_COOKIE } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
+import { evalPages } from "./pages/eval-pages";
 import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
 import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
@@ -35,6 +36,7 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   app.get("/skills", skillsPage);
   app.route("/", serverPages());
   app.route("/", catalogPages());
+  app.route("/", evalPages());
   app.route("/", runPages());
   app.route("/", livePages());
   app.route("/", memberPages(oauthHelpers));

@@ -3,7 +3,9 @@ import { problemsFromIssue } from "../../catalog/checks/zod-issue-problems";
 import { readJsonBody, skillParam, type AdminEnv } from "../admin-context";
 import { EntryNotFoundError, InvalidBodyError } from "../admin-errors";
 import { NoEvalsError } from "../evals/eval-errors";
+import { saveEvalReport } from "../evals/eval-reports";
 import { evalRunBodySchema, runExpertEvals } from "../evals/eval-runner";
+import { log } from "../../observability/logger";
 import { liveSkill } from "../skill-writes";
 
 /**
@@ -26,7 +28,10 @@ export function evalRoutes(): Hono<AdminEnv> {
     if (!expert) throw new EntryNotFoundError(skill, "expert", name);
     if (!expert.evals || expert.evals.length === 0) throw new NoEvalsError(skill, name);
     const origin = new URL(c.req.url).origin;
-    return c.json(await runExpertEvals(c.env, { skill, version: live.version, config: live.config, expert, origin }, body.data));
+    const report = await runExpertEvals(c.env, { skill, version: live.version, config: live.config, expert, origin }, body.data);
+    // For the dashboard's evals page; a failed write loses the page's copy, never the answer.
+    await saveEvalReport(c.env, report).catch((error: unknown) => log("warn", "eval report not kept", { skill, expert: name, error: String(error) }));
+    return c.json(report);
   });
 
   return routes;
