@@ -1,12 +1,12 @@
 import { Hono } from "hono";
 import { problemsFromIssue } from "../../catalog/checks/zod-issue-problems";
 import { readJsonBody, skillParam, type AdminEnv } from "../admin-context";
-import { EntryNotFoundError, InvalidBodyError } from "../admin-errors";
+import { EntryNotFoundError, InvalidBodyError, SkillNotFoundError } from "../admin-errors";
+import { loadSkill } from "../../catalog/compiled-skill-cache";
 import { NoEvalsError } from "../evals/eval-errors";
 import { saveEvalReport } from "../evals/eval-reports";
 import { evalRunBodySchema, runExpertEvals } from "../evals/eval-runner";
 import { log } from "../../observability/logger";
-import { liveSkill } from "../skill-writes";
 
 /**
  * Runs an expert's catalog evals through the real session path and answers with the results per
@@ -23,7 +23,10 @@ export function evalRoutes(): Hono<AdminEnv> {
     const raw = text.trim() === "" ? {} : await readJsonBody(c);
     const body = evalRunBodySchema.safeParse(raw);
     if (!body.success) throw new InvalidBodyError(body.error.issues.flatMap((issue) => problemsFromIssue(issue, evalRunBodySchema, raw)));
-    const live = await liveSkill(c, skill);
+    // The compiled skill the session itself loads (KV, memoised), so the report names the version
+    // the runs used; D1 may already hold a newer one the cache has not caught up with.
+    const live = await loadSkill(c.env, skill);
+    if (!live) throw new SkillNotFoundError(skill);
     const expert = live.config.experts.find((candidate) => candidate.name === name);
     if (!expert) throw new EntryNotFoundError(skill, "expert", name);
     if (!expert.evals || expert.evals.length === 0) throw new NoEvalsError(skill, name);

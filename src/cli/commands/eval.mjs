@@ -57,8 +57,10 @@ export async function evalCommand(args, flags, io) {
       /** @type {unknown} */ (await withProgress(io, `Running the evals of ${skill}/${expert.name}`, () => client.post(path, body, EVAL_TIMEOUT_MS)))
     );
     reports.push(report);
-    if (!flags.json) allReached = printReport(io, report, threshold) && allReached;
-    else allReached = rank(report.models, threshold).best !== undefined && allReached;
+    if (!flags.json) {
+      allReached = printReport(io, report, threshold) && allReached;
+      io.stdout.write(`  history: ${client.base}/admin/catalog/${encodeURIComponent(skill)}/experts/${encodeURIComponent(expert.name)}/evals\n`);
+    } else allReached = rank(report.models, threshold).best !== undefined && allReached;
   }
   if (flags.json) io.stdout.write(`${JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2)}\n`);
   return allReached ? 0 : 1;

@@ -106,6 +106,7 @@ describe("slipsnisse eval against wrangler dev", () => {
         .map((line) => line.trim().split(/\s+/)[1]),
     ).toEqual(["openai-compatible:lite", "openai-compatible:good", "openai-compatible:rogue", "openai-compatible:wordy"]);
     expect(out).toContain("cheapest that passes every eval: openai-compatible:lite (0.000012)");
+    expect(out).toContain(`history: ${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
     // The eval declined the rogue model's erase: it was never executed.
     expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(erasesBefore);
   });
