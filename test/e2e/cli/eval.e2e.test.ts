@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages, type ScriptedReply } from "../harness/fake-openai-server";
+import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { runCliProcess } from "./cli-process";
 
 /**
@@ -109,6 +110,27 @@ describe("slipsnisse eval against wrangler dev", () => {
     expect(out).toContain(`history: ${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
     // The eval declined the rogue model's erase: it was never executed.
     expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(erasesBefore);
+  });
+
+  it.skipIf(chromiumSkipReason !== undefined)("shows the results on the expert's evals page in Chromium, each failure linking to its run", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await (await loopbackOnlyContext(browser)).newPage();
+      // The loopback admin of `wrangler dev` without OAuth opens the dashboard without signing in.
+      await page.goto(`${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
+      const latest = page.getByRole("region", { name: "Latest, catalog version 1" });
+      await expect(latest.getByRole("row", { name: /openai-compatible:lite 2\/2/ }).count()).resolves.toBe(1);
+      await expect(latest.getByRole("row", { name: /openai-compatible:rogue 1\/2/ }).count()).resolves.toBe(1);
+      await expect(latest.getByText("✗ bounds: the run never called a tool matching `fx__echo` (called: fx__erase)", { exact: false }).count()).resolves.toBe(
+        1,
+      );
+      await saveScreenshot(page, "dashboard-expert-evals");
+      await latest.getByRole("link", { name: "trace" }).first().click();
+      await page.waitForURL(/\/admin\/runs\/[0-9a-f-]{36}$/);
+      await expect(page.getByText("eval:bounds", { exact: false }).count()).resolves.toBeGreaterThan(0);
+    } finally {
+      await browser.close();
+    }
   });
 
   it("with a threshold the cheapest model reaching it wins; none reaching it exits 1", async () => {
