@@ -117,6 +117,14 @@ export const evalAssertionSchema = z.discriminatedUnion("type", [
     .object({ type: z.literal("max_cost"), value: z.number().min(0).max(1_000) })
     .strict()
     .describe("The run cost at most `value` at the skill's `pricing` (fails for an unpriced model)."),
+  z
+    .object({
+      type: z.literal("rubric"),
+      criteria: z.string().min(1).max(2_000).describe("What a good answer does, in words the judge model grades against."),
+      threshold: z.number().min(0).max(1).default(0.7).describe("Lowest score (0 to 1) the judge may give for the eval to pass."),
+    })
+    .strict()
+    .describe("The judge model named in `eval_settings.judge` scores the answer against `criteria`."),
 ]);
 
 export const expertEvalSchema = z
@@ -137,6 +145,16 @@ export const evalSettingsSchema = z
       .default(1)
       .describe("Most one eval command may spend on this expert (at the skill's `pricing`); runs stop when it is reached."),
     concurrency: z.number().int().min(1).max(8).default(2).describe("Evals of this expert run at once."),
+    judge: z
+      .object({
+        provider: z.enum(["workers-ai", "google", "openai-compatible"]),
+        model: z.string().min(1),
+        base_url: z.url({ protocol: /^https?$/ }).optional(),
+        api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("The model that grades `rubric` assertions (its tokens count toward the eval's cost)."),
     gate: z
       .boolean()
       .default(false)

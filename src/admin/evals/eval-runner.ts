@@ -4,6 +4,7 @@ import { modelCost } from "../../catalog/model-pricing";
 import type { CatalogProblem } from "../../catalog/catalog-problems";
 import { checkEvalAssertions, type EvalFailure } from "../../experts/evals/eval-assertions";
 import { EVAL_USER, type EvalRunOptions } from "../../experts/evals/eval-call";
+import { judgeAnswer, type RubricVerdict } from "../../experts/evals/eval-judge";
 import { modelIdOf } from "../../experts/models/model-defaults";
 import { sessionStub } from "../../experts/session/session-name";
 import { InvalidBodyError } from "../admin-errors";
@@ -40,6 +41,8 @@ export interface EvalResult {
   steps: number;
   /** Null when the model has no price in the skill's `pricing`. */
   costUsd: number | null;
+  /** What grading its `rubric` assertions cost (the judge's tokens at the skill's prices; 0 when unpriced or none). */
+  judgeCostUsd: number;
   latencyMs: number;
   /** The run's trace: the dashboard page and the admin API path. */
   trace: { page: string; api: string } | null;
@@ -115,8 +118,8 @@ export async function runExpertEvals(env: Env, target: EvalTarget, body: EvalRun
         skipped.set(job.choice.ref, (skipped.get(job.choice.ref) ?? 0) + 1);
         continue;
       }
-      const result = await runOne(stub, target, job);
-      spent += result.costUsd ?? 0;
+      const result = await runOne(env, stub, target, job);
+      spent += (result.costUsd ?? 0) + result.judgeCostUsd;
       results.get(job.choice.ref)?.push(result);
     }
   };
@@ -134,7 +137,22 @@ export async function runExpertEvals(env: Env, target: EvalTarget, body: EvalRun
   };
 }
 
-async function runOne(stub: ReturnType<typeof sessionStub>, target: EvalTarget, { choice, evalCase }: EvalJob): Promise<EvalResult> {
+/** Rubric assertions graded by the expert's judge model, when the run gave an answer to grade. */
+async function judgeRubrics(env: Env, target: EvalTarget, evalCase: ExpertEval, outcome: string, text: string) {
+  const verdicts = new Map<number, RubricVerdict>();
+  const judge = target.expert.eval_settings?.judge;
+  let judgeCostUsd = 0;
+  if (!judge || outcome === "error" || outcome === "paused" || outcome === "cancelled") return { verdicts, judgeCostUsd };
+  for (const [index, assertion] of evalCase.assert.entries()) {
+    if (assertion.type !== "rubric") continue;
+    const judged = await judgeAnswer(env, judge, { question: evalCase.arguments, answer: text, criteria: assertion.criteria });
+    verdicts.set(index, judged.verdict);
+    judgeCostUsd += modelCost(target.config.pricing, judge.provider, judge.model, judged.inputTokens, judged.outputTokens) ?? 0;
+  }
+  return { verdicts, judgeCostUsd };
+}
+
+async function runOne(env: Env, stub: ReturnType<typeof sessionStub>, target: EvalTarget, { choice, evalCase }: EvalJob): Promise<EvalResult> {
   const runId = crypto.randomUUID();
   const evaluation: EvalRunOptions = {
     name: evalCase.name,
@@ -157,6 +175,7 @@ async function runOne(stub: ReturnType<typeof sessionStub>, target: EvalTarget, 
   const [run, steps] = await Promise.all([stub.run(runId), stub.steps(runId)]);
   const usage = run?.usage ?? answer.usage;
   const costUsd = modelCost(target.config.pricing, choice.provider, choice.model, usage.inputTokens, usage.outputTokens);
+  const { verdicts, judgeCostUsd } = await judgeRubrics(env, target, evalCase, answer.outcome, answer.text);
   const failures = checkEvalAssertions(
     {
       outcome: run?.outcome ?? answer.outcome,
@@ -166,6 +185,7 @@ async function runOne(stub: ReturnType<typeof sessionStub>, target: EvalTarget, 
       usage,
       costUsd,
       modelRef: choice.ref,
+      verdicts,
     },
     evalCase.assert,
   );
@@ -180,6 +200,7 @@ async function runOne(stub: ReturnType<typeof sessionStub>, target: EvalTarget, 
     outputTokens: usage.outputTokens,
     steps: usage.steps,
     costUsd,
+    judgeCostUsd,
     latencyMs,
     trace: recorded
       ? {

@@ -15,6 +15,7 @@ const ASSERTION_KEYS: Record<string, readonly string[]> = {
   max_steps: ["value"],
   max_tokens: ["value"],
   max_cost: ["value"],
+  rubric: ["criteria", "threshold"],
 };
 const ASSERTION_TYPES = Object.keys(ASSERTION_KEYS);
 
@@ -26,6 +27,7 @@ const ASSERTION_TYPES = Object.keys(ASSERTION_KEYS);
 export function checkEvals(expert: RawObject, expertPath: readonly PathSegment[], sink: FindingSink): void {
   const seen = new Map<string, number>();
   const whitelist = whitelistedNames(expert.internal_tools);
+  const hasJudge = isRawObject(expert.eval_settings) && expert.eval_settings.judge !== undefined;
   arrayItems(expert.evals).forEach((item, index) => {
     if (!isRawObject(item)) return;
     const at = [...expertPath, "evals", index];
@@ -42,7 +44,15 @@ export function checkEvals(expert: RawObject, expertPath: readonly PathSegment[]
     }
     if (isRawObject(item.arguments)) checkArguments(expert.arguments, item.arguments, [...at, "arguments"], sink);
     arrayItems(item.assert).forEach((assertion, position) => {
-      if (isRawObject(assertion)) checkAssertion(assertion, whitelist, [...at, "assert", position], sink);
+      if (!isRawObject(assertion)) return;
+      checkAssertion(assertion, whitelist, [...at, "assert", position], sink);
+      if (assertion.type === "rubric" && !hasJudge) {
+        sink.add(
+          [...at, "assert", position],
+          "a `rubric` assertion needs a judge model, and this expert names none",
+          'set the expert\'s `eval_settings.judge`, e.g. {"provider": "google", "model": "gemini-2.5-flash"}',
+        );
+      }
     });
   });
 }

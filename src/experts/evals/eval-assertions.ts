@@ -2,6 +2,7 @@ import { Validator, type Schema } from "@cfworker/json-schema";
 import type { EvalAssertion } from "../../catalog/catalog-schema";
 import type { JsonObject, RunOutcome, RunUsage, StepRecord } from "../run/expert-types";
 import { globToRegExp } from "../tools/tool-names";
+import type { RubricVerdict } from "./eval-judge";
 
 /** What an eval's assertions are checked against: the call's answer and its run record. */
 export interface EvalRunView {
@@ -16,6 +17,8 @@ export interface EvalRunView {
   costUsd: number | null;
   /** `provider:model`, to name an unpriced model. */
   modelRef: string;
+  /** The judge's verdict on each `rubric` assertion, by its index in `assert`. */
+  verdicts?: ReadonlyMap<number, RubricVerdict>;
 }
 
 export interface EvalFailure {
@@ -35,13 +38,19 @@ export function checkEvalAssertions(run: EvalRunView, assertions: readonly EvalA
     failures.push({ assertion: null, type: "outcome", reason: `the run ended \`${run.outcome}\`: ${run.text.slice(0, 300)}` });
   }
   assertions.forEach((assertion, index) => {
-    const reason = failureOf(run, assertion);
+    const reason = assertion.type === "rubric" ? rubricFailure(run.verdicts?.get(index), assertion.threshold) : failureOf(run, assertion);
     if (reason !== null) failures.push({ assertion: index, type: assertion.type, reason });
   });
   return failures;
 }
 
-function failureOf(run: EvalRunView, assertion: EvalAssertion): string | null {
+function rubricFailure(verdict: RubricVerdict | undefined, threshold: number): string | null {
+  if (verdict === undefined) return "the answer was not graded (the run gave no answer to grade)";
+  if ("error" in verdict) return verdict.error;
+  return verdict.score >= threshold ? null : `the judge scored ${verdict.score} (below ${threshold}): ${verdict.reason}`;
+}
+
+function failureOf(run: EvalRunView, assertion: Exclude<EvalAssertion, { type: "rubric" }>): string | null {
   switch (assertion.type) {
     case "contains": {
       const found = assertion.case_sensitive ? run.text.includes(assertion.value) : run.text.toLowerCase().includes(assertion.value.toLowerCase());

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { replaceCatalog } from "../../../src/catalog/catalog-service";
 import { setModelResolverForTests } from "../../../src/experts/models/model-resolver-override";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
-import { scriptedModel, type ScriptedTurn } from "../../support/workers/scripted-model";
+import { scriptedModel, type ScriptedTurn, usage } from "../../support/workers/scripted-model";
 import { admin } from "../../admin/admin-test-client";
 
 const fixtures = inject("fixtureServers");
@@ -23,6 +23,14 @@ const SCRIPTS: Record<string, () => ScriptedTurn[]> = {
     { calls: [{ name: "echo__echo", input: { text: "b" } }] },
     { calls: [{ name: "echo__echo", input: { text: "c" } }] },
     { text: '{"answer": "Budgets bound loops, I checked thrice.", "confidence": 0.9}' },
+  ],
+  // The judge: reads the answer it is given to grade.
+  judge: () => [
+    (options) => {
+      const graded = JSON.stringify(options.prompt);
+      const text = graded.includes("Budgets bound loops") ? '{"score": 0.9, "reason": "names the bound"}' : '{"score": 0.2, "reason": "vague"}';
+      return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage: usage(100, 10), warnings: [] };
+    },
   ],
   eraser: () => [{ calls: [{ name: "echo__erase", input: { record: "r9" } }] }, { text: '{"answer": "Erased r9.", "confidence": 1}' }],
 };
@@ -50,7 +58,11 @@ const catalog = {
     [SKILL]: {
       servers: { echo: { url: `${echo}/mcp`, transport: "streamable-http" } },
       pricing: {
-        "openai-compatible": { direct: { input_per_million: 1, output_per_million: 1 }, loopy: { input_per_million: 1000, output_per_million: 1000 } },
+        "openai-compatible": {
+          direct: { input_per_million: 1, output_per_million: 1 },
+          loopy: { input_per_million: 1000, output_per_million: 1000 },
+          judge: { input_per_million: 2, output_per_million: 2 },
+        },
       },
       experts: [
         expert("plain", [
@@ -73,6 +85,17 @@ const catalog = {
         expert("structured", [{ name: "confident", arguments: { query: "Sure?" }, assert: [{ type: "json_schema", schema: answerSchema }] }], {
           output_schema: { type: "object", properties: { answer: { type: "string" }, confidence: { type: "number" } }, required: ["answer"] },
         }),
+        expert(
+          "graded",
+          [
+            {
+              name: "judged",
+              arguments: { query: "What bounds loops?" },
+              assert: [{ type: "rubric", criteria: "Says what bounds the loop.", threshold: 0.5 }],
+            },
+          ],
+          { eval_settings: { judge: { provider: "openai-compatible", model: "judge", base_url: "http://127.0.0.1:9/v1" } } },
+        ),
         expert("cleaner", [
           { name: "declined", arguments: { query: "Erase r9." }, assert: [{ type: "calls_tool", tool: "echo__erase" }] },
           { name: "approved", arguments: { query: "Erase r9." }, approve: true, assert: [{ type: "calls_tool", tool: "echo__erase" }] },
@@ -118,6 +141,16 @@ describe("eval assertions against real runs", () => {
     });
     expect(byModel.get("loopy")?.get("uses_echo")?.passed).toBe(true);
     expect(failures(byModel.get("direct")?.get("uses_echo"))).toEqual({ calls_tool: "the run never called a tool matching `echo__*` (called: none)" });
+  });
+
+  it("rubric: the judge model named in eval_settings grades the answer; its tokens count toward the eval's spend", async () => {
+    const answer = await admin("POST", `/skills/${SKILL}/experts/graded/evals/run`, { models: ["openai-compatible:direct", "openai-compatible:unsure"] });
+    const report = answer.body as unknown as Report & { spentUsd: number };
+    const byModel = new Map(report.models.map((entry) => [entry.model.split(":")[1] ?? "", entry.results[0]]));
+    expect(byModel.get("direct")).toMatchObject({ passed: true, failures: [] });
+    expect(failures(byModel.get("unsure"))).toEqual({ rubric: "the judge scored 0.2 (below 0.5): vague" });
+    // Two judge calls of 100 input and 10 output tokens at the judge's price, plus the direct run's own cost.
+    expect(report.spentUsd).toBeCloseTo(2 * ((100 * 2 + 10 * 2) / 1e6) + (10 + 5) / 1e6, 12);
   });
 
   it("json_schema checks an expert's structured answer", async () => {
