@@ -53,6 +53,11 @@
  *                     expirationTtl cannot go below 60 s. Holds only the tools that passed
  *                     their pins, plus the names withheld and why; an admin's accept deletes every
  *                     key of that skill and server (downstreamToolsPrefix) so the next list re-checks.
+ *   eval-report:<skill>:<expert>:<version, 8 digits>  the latest eval results of an expert per
+ *                     model on one catalog version (src/admin/evals/eval-reports.ts): pass counts,
+ *                     tokens, cost, latency and the failing evals' reasons; for the dashboard's
+ *                     evals page and its history across versions. Written after each eval command
+ *                     (not for a gated write's candidate), expiring after 90 days.
  *
  * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
  *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
@@ -140,7 +145,18 @@ export const D1_TABLES = {
 export const KV_PREFIXES = {
   compiledSkill: "skill:",
   downstreamTools: "downstream-tools:",
+  evalReport: "eval-report:",
 } as const;
+
+/** KV key of an expert's eval results on one catalog version; the padded version lists in order. */
+export function evalReportKey(skill: string, expert: string, version: number): string {
+  return `${evalReportPrefix(skill, expert)}${String(version).padStart(8, "0")}`;
+}
+
+/** Prefix of every eval report of one expert (all catalog versions). */
+export function evalReportPrefix(skill: string, expert: string): string {
+  return `${KV_PREFIXES.evalReport}${skill}:${expert}:`;
+}
 
 /** KV key of a skill's compiled catalog entry in CACHE. */
 export function compiledSkillKey(skill: string): string {

@@ -5,6 +5,7 @@ import { requireAdmin } from "./admin-auth";
 import type { AdminEnv } from "./admin-context";
 import { AdminApiError } from "./admin-errors";
 import { catalogRoutes } from "./routes/catalog-routes";
+import { evalRoutes } from "./routes/eval-routes";
 import { expertRoutes } from "./routes/expert-routes";
 import { runIndexRoutes } from "./routes/run-index-routes";
 import { runRoutes } from "./routes/run-routes";
@@ -29,6 +30,7 @@ export function adminRoutes(): Hono<AdminEnv> {
     skillRoutes(),
     serverRoutes(),
     expertRoutes(),
+    evalRoutes(),
     versionRoutes(),
     statusRoutes(),
     toolChangeRoutes(),

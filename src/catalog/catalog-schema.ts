@@ -117,6 +117,100 @@ export const historySchema = z
   })
   .strict();
 
+/**
+ * An eval's checks on one run, in the spirit of promptfoo's assertions. Tool globs are over
+ * `server__tool` names like the tool policy's; `max_cost` is in the currency of the skill's `pricing`.
+ */
+export const evalAssertionSchema = z.discriminatedUnion("type", [
+  z
+    .object({
+      type: z.literal("contains"),
+      value: z.string().min(1).max(2_000),
+      case_sensitive: z.boolean().default(false),
+    })
+    .strict()
+    .describe("The answer contains `value`."),
+  z
+    .object({
+      type: z.literal("matches"),
+      pattern: z.string().min(1).max(2_000).describe("A JavaScript regular expression."),
+      flags: z
+        .string()
+        .regex(/^[imsu]*$/)
+        .default("")
+        .describe("Regular expression flags, of `i`, `m`, `s`, `u`."),
+    })
+    .strict()
+    .describe("The answer matches `pattern`."),
+  z
+    .object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()).describe("A JSON Schema the answer must validate against.") })
+    .strict()
+    .describe("The structured answer (or the answer parsed as JSON) validates against `schema`."),
+  z
+    .object({ type: z.literal("calls_tool"), tool: z.string().min(1).max(200) })
+    .strict()
+    .describe("The run called a tool matching the glob `tool`."),
+  z
+    .object({ type: z.literal("not_calls_tool"), tool: z.string().min(1).max(200) })
+    .strict()
+    .describe("The run never tried a tool matching the glob `tool`."),
+  z
+    .object({ type: z.literal("max_steps"), value: z.number().int().min(1).max(50) })
+    .strict()
+    .describe("The run took at most `value` model steps."),
+  z
+    .object({ type: z.literal("max_tokens"), value: z.number().int().min(1).max(10_000_000) })
+    .strict()
+    .describe("The run used at most `value` input plus output tokens."),
+  z
+    .object({ type: z.literal("max_cost"), value: z.number().min(0).max(1_000) })
+    .strict()
+    .describe("The run cost at most `value` at the skill's `pricing` (fails for an unpriced model)."),
+  z
+    .object({
+      type: z.literal("rubric"),
+      criteria: z.string().min(1).max(2_000).describe("What a good answer does, in words the judge model grades against."),
+      threshold: z.number().min(0).max(1).default(0.7).describe("Lowest score (0 to 1) the judge may give for the eval to pass."),
+    })
+    .strict()
+    .describe("The judge model named in `eval_settings.judge` scores the answer against `criteria`."),
+]);
+
+export const expertEvalSchema = z
+  .object({
+    name: z.string().regex(TOOL_NAME_PATTERN).describe("Names the eval in results; unique within the expert."),
+    arguments: z.record(z.string(), z.unknown()).describe("The expert's arguments for this eval, as an orchestrator would send them."),
+    assert: z.array(evalAssertionSchema).min(1).max(20),
+    approve: z.boolean().default(false).describe("How a call needing approval is answered during this eval: declined (default), or approved with true."),
+  })
+  .strict();
+
+export const evalSettingsSchema = z
+  .object({
+    max_cost: z
+      .number()
+      .min(0)
+      .max(1_000)
+      .default(1)
+      .describe("Most one eval command may spend on this expert (at the skill's `pricing`); runs stop when it is reached."),
+    concurrency: z.number().int().min(1).max(8).default(2).describe("Evals of this expert run at once."),
+    judge: z
+      .object({
+        provider: z.enum(["workers-ai", "google", "openai-compatible"]),
+        model: z.string().min(1),
+        base_url: z.url({ protocol: /^https?$/ }).optional(),
+        api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
+      })
+      .strict()
+      .optional()
+      .describe("The model that grades `rubric` assertions (its tokens count toward the eval's cost)."),
+    gate: z
+      .boolean()
+      .default(false)
+      .describe("Refuse a catalog write that changes this expert (or the skill's servers, tool policy or pricing) unless its evals pass."),
+  })
+  .strict();
+
 export const expertSchema = z
   .object({
     name: z.string().regex(TOOL_NAME_PATTERN),
@@ -168,6 +262,12 @@ export const expertSchema = z
       .describe(
         "MCP Tasks (2025-11-25 clients over Streamable HTTP): `optional` lets a client run a call as a task it polls; `required` refuses such clients a plain call. Clients without Tasks always call as usual.",
       ),
+    evals: z
+      .array(expertEvalSchema)
+      .max(100)
+      .optional()
+      .describe("Test questions with what a good run shows; `npx slipsnisse eval` runs them through the real runner, per model."),
+    eval_settings: evalSettingsSchema.optional().describe("Bounds of one eval command on this expert: total cost and concurrency."),
   })
   .strict();
 
@@ -270,3 +370,6 @@ export type Catalog = z.output<typeof catalogSchema>;
 export type CatalogInput = z.input<typeof catalogSchema>;
 export type ProviderName = ExpertConfig["provider"];
 export type ModelPrice = z.output<typeof modelPriceSchema>;
+export type ExpertEval = z.output<typeof expertEvalSchema>;
+export type EvalAssertion = z.output<typeof evalAssertionSchema>;
+export type EvalSettings = z.output<typeof evalSettingsSchema>;

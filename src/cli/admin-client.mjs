@@ -72,10 +72,10 @@ export function adminClient(flags, { env, cwd }) {
     base,
     /** @param {string} path */
     get: (path, timeoutMs = DEFAULT_TIMEOUT_MS) => call("GET", path, undefined, timeoutMs),
-    /** @param {string} path @param {unknown} body */
-    put: (path, body) => call("PUT", path, body),
-    /** @param {string} path @param {unknown} [body] */
-    post: (path, body) => call("POST", path, body),
+    /** @param {string} path @param {unknown} body @param {number} [timeoutMs] */
+    put: (path, body, timeoutMs = DEFAULT_TIMEOUT_MS) => call("PUT", path, body, timeoutMs),
+    /** @param {string} path @param {unknown} [body] @param {number} [timeoutMs] */
+    post: (path, body, timeoutMs = DEFAULT_TIMEOUT_MS) => call("POST", path, body, timeoutMs),
     /** @param {string} path */
     delete: (path) => call("DELETE", path, undefined),
   };

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CliError, usageError } from "./cli-error.mjs";
 import { diff } from "./commands/diff.mjs";
+import { evalCommand } from "./commands/eval.mjs";
 import { members } from "./commands/members.mjs";
 import { connections } from "./commands/connections.mjs";
 import { pull } from "./commands/pull.mjs";
@@ -39,6 +40,13 @@ const OPTIONS = /** @type {const} */ ({
   "group-by": { type: "string" },
   servers: { type: "boolean" },
   json: { type: "boolean" },
+  // eval
+  model: { type: "string", multiple: true },
+  eval: { type: "string", multiple: true },
+  threshold: { type: "string" },
+  "max-cost": { type: "string" },
+  concurrency: { type: "string" },
+  "require-evals": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 });
 
@@ -76,6 +84,8 @@ export async function main(argv, io) {
   }
 }
 
+// Evals of the catalog's experts, run on the Worker (src/admin/evals).
+COMMANDS.eval = evalCommand;
 // Team administration (members and their grants), beside the catalog commands in the table above.
 COMMANDS.members = members;
 COMMANDS.connections = connections;

@@ -23,6 +23,7 @@ import {
   sessionRef,
 } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
+import { evalPages } from "./pages/eval-pages";
 import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
 import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
@@ -54,6 +55,7 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   app.get("/skills", skillsPage);
   app.route("/", serverPages());
   app.route("/", catalogPages());
+  app.route("/", evalPages());
   app.route("/", runPages());
   app.route("/", livePages());
   app.route("/", memberPages(oauthHelpers));

@@ -8,6 +8,7 @@ import { benchCatalog } from "./bench-catalog";
 import { createConnector, type BenchContext, type Figure } from "./bench-context";
 import { benchModelScript } from "./bench-model-script";
 import { measureExpertBreakdown } from "./figures/expert-breakdown";
+import { measureEvals } from "./figures/evals";
 import { measureAgainstRevision } from "./figures/ab-revision";
 import { measureCpuProfile } from "./figures/cpu-profile";
 import { measureCpuPerCall } from "./figures/cpu-per-call";
@@ -107,6 +108,8 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("Runs", () => measureRunIndexList(ctx));
     // Its own wrangler dev beside the SDK's OAuth example server (connected vs static header).
     await step("C1", () => measureConnections(ctx));
+    // It loads a skill of its own with evals, then the bench's catalog again.
+    await step("Evals", () => measureEvals(ctx));
     // Last: it loads a catalog with a skill of its own, then the bench's catalog again.
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.

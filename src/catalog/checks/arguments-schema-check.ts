@@ -12,6 +12,7 @@ const SUBSCHEMAS = new Set(["items", "additionalProperties", "not", "if", "then"
 const OBJECT_REASONS = {
   arguments: "MCP tool inputs are always JSON objects",
   output_schema: "it becomes the MCP tool's outputSchema, and MCP structured results are always JSON objects",
+  json_schema: "an eval checks a structured answer, and structured answers are always JSON objects",
 } as const;
 
 /**

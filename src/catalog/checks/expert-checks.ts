@@ -2,6 +2,7 @@ import { TOOL_NAME_PATTERN } from "../catalog-schema";
 import type { PathSegment } from "../catalog-problems";
 import { checkArgumentsSchema, checkObjectSchema } from "./arguments-schema-check";
 import { checkEndpointUrl } from "./endpoint-url-check";
+import { checkEvals } from "./eval-checks";
 import type { FindingSink } from "./finding-sink";
 import { suggestToolName } from "./name-suggestions";
 import { arrayItems, isRawObject, objectEntries, stringAt, type RawObject } from "./raw-json";
@@ -19,6 +20,7 @@ export function checkExperts(experts: unknown, serverIds: readonly string[], at:
     checkRouteOutput(expert, expertPath, sink);
     checkAskBack(expert, expertPath, sink);
     checkProvider(expert, expertPath, sink);
+    checkEvals(expert, expertPath, sink);
   });
 }
 

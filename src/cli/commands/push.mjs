@@ -5,6 +5,9 @@ import { formatProblems, parseCatalog } from "../catalog-validator.mjs";
 import { CliError, usageError } from "../cli-error.mjs";
 import { withProgress } from "../progress.mjs";
 
+/** A gated push runs evals (full expert runs) before it answers. */
+const EVAL_GATE_TIMEOUT_MS = 15 * 60_000;
+
 /**
  * `push <file> [--skill s]`: makes the file the live catalog (every skill in it; skills not in
  * it stop being served), or with --skill replaces just that skill. Checked offline first, so a
@@ -23,16 +26,23 @@ export async function push(args, flags, io) {
     );
   }
   const client = adminClient(flags, io);
-  const note = typeof flags.note === "string" ? `?note=${encodeURIComponent(flags.note)}` : "";
+  const query = new URLSearchParams();
+  if (typeof flags.note === "string") query.set("note", flags.note);
+  // The Worker runs the changed experts' evals on the new catalog first and saves nothing if one fails.
+  if (flags["require-evals"]) query.set("require_evals", "1");
+  const note = query.size > 0 ? `?${query}` : "";
+  const timeoutMs = flags["require-evals"] ? EVAL_GATE_TIMEOUT_MS : undefined;
   const skill = flags.skill;
   if (typeof skill === "string") {
     const config = checked.catalog.skills[skill];
     if (!config) throw new CliError(`${file} has no skill "${skill}".`, `Use one of: ${Object.keys(checked.catalog.skills).join(", ")}.`);
-    const answer = await withProgress(io, `Pushing skill ${skill} to ${client.base}`, () => client.put(`/skills/${encodeURIComponent(skill)}${note}`, config));
+    const answer = await withProgress(io, `Pushing skill ${skill} to ${client.base}`, () =>
+      client.put(`/skills/${encodeURIComponent(skill)}${note}`, config, timeoutMs),
+    );
     io.stdout.write(`${describe({ skill, ...answer })}\n`);
     return 0;
   }
-  const answer = await withProgress(io, `Pushing ${file} to ${client.base}`, () => client.put(`/catalog${note}`, document));
+  const answer = await withProgress(io, `Pushing ${file} to ${client.base}`, () => client.put(`/catalog${note}`, document, timeoutMs));
   for (const change of /** @type {Array<Record<string, unknown>>} */ (answer.skills ?? [])) io.stdout.write(`${describe(change)}\n`);
   for (const skill of /** @type {string[]} */ (answer.removed ?? [])) {
     io.stdout.write(`skill ${skill}: removed (not in ${file}); bring it back with \`npx slipsnisse versions --skill ${skill}\` and \`rollback\`\n`);

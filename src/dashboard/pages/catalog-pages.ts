@@ -3,7 +3,9 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { restoreSkillVersion } from "../../catalog/catalog-service";
 import { SKILL_NAME_PATTERN } from "../../catalog/catalog-schema";
-import { getVersion, listSkills, listVersions } from "../../catalog/catalog-store";
+import { getSkill, getVersion, listSkills, listVersions } from "../../catalog/catalog-store";
+import { gateOnEvals } from "../../admin/evals/eval-gate";
+import { EvalGateFailedError } from "../../admin/evals/eval-errors";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 import { lineDiff } from "../line-diff";
@@ -63,6 +65,15 @@ ${await diffBlock(c, skill, from, to)}`;
     const skill = c.req.param("skill");
     const version = versionNumber.safeParse(c.req.param("version"));
     if (!SKILL_NAME_PATTERN.test(skill) || !version.success) return dashboardMessage(404, "No such version", "That skill version does not exist.", frameOf(c));
+    // Experts whose catalog sets eval_settings.gate must pass their evals on the restored version.
+    const stored = await getVersion(c.env.DB, skill, version.data);
+    try {
+      if (stored) await gateOnEvals(c.env, new URL(c.req.url).origin, skill, stored.config, await getSkill(c.env.DB, skill), false);
+    } catch (error) {
+      if (!(error instanceof EvalGateFailedError)) throw error;
+      const failures = error.problems.map((problem) => `${problem.path}: ${problem.message}`).join("; ");
+      return dashboardMessage(409, `v${version.data} of ${skill} was not restored`, `Its gated experts fail their evals: ${failures}`, frameOf(c));
+    }
     const restored = await restoreSkillVersion(c.env, skill, version.data, c.get("session").user.login);
     return new Response(null, { status: 303, headers: { Location: `/admin/catalog/${skill}?restored=${restored}` } });
   });

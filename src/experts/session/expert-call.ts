@@ -1,4 +1,5 @@
 import type { UserProps } from "../../auth/user-props";
+import type { EvalRunOptions } from "../evals/eval-call";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress } from "../run/expert-types";
 import type { ConnectRequest } from "./connection-gate";
 import type { ResumableStreamRef } from "./resumable-streams";
@@ -34,6 +35,8 @@ export interface ExpertCallRequest {
   awaitConnect?: { flowId: string; connection: "user" | "team" };
   /** A call whose SSE stream the client may resume after a dropped connection (resumable-streams.ts). */
   stream?: ResumableStreamRef;
+  /** Set only by the admin API's eval runner (src/admin/evals), for the eval user's session. */
+  evaluation?: EvalRunOptions;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
 import { RunWaits } from "../live/live-waits";
 import { resolveModel } from "../models/model-registry";
+import { candidateSkill, evalExpert, evalPrompter } from "../evals/eval-call";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { resumeInput } from "./resume-input";
@@ -147,14 +148,18 @@ export class ExpertSession extends DurableObject<Env> {
     onConnect?: ConnectPrompter,
   ): Promise<ExpertCallResult> {
     const startedAt = Date.now();
-    const skill = await loadSkill(this.env, request.skill);
-    const expert = skill?.config.experts.find((candidate) => candidate.name === request.expert);
-    if (!skill || !expert) {
+    const skill = candidateSkill(request.skill, request.evaluation) ?? (await loadSkill(this.env, request.skill));
+    const found = skill?.config.experts.find((candidate) => candidate.name === request.expert);
+    if (!skill || !found) {
       const result = failedRun(new UnknownExpertError(request.skill, request.expert), startedAt);
       return { runId: request.runId, outcome: result.outcome, text: result.text, usage: result.usage };
     }
-
-    const limits = await checkRunLimits(this.limiter, this.counters, this.ctx.storage, request, skill.config, startedAt);
+    // An eval run is this same path with the model swapped; it is bounded by the eval's own cost
+    // budget instead of the skill's limits, which are the members' (src/admin/evals).
+    const expert = evalExpert(found, request.evaluation);
+    const limits = request.evaluation
+      ? { reservation: null }
+      : await checkRunLimits(this.limiter, this.counters, this.ctx.storage, request, skill.config, startedAt);
     if ("refused" in limits) return limits.refused;
 
     // A handle this session never minted (another user's, or a guess) is refused before the run
@@ -224,7 +229,7 @@ export class ExpertSession extends DurableObject<Env> {
         const model = waits.model(trace.model(await resolveModel(expert, this.env)));
         result = await runExpert({
           ...resumeInput(expert, resumed, request),
-          ...(askUser ? { askUser: waits.prompter(askUser) } : {}),
+          ...(askUser ? { askUser: waits.prompter(askUser) } : request.evaluation ? { askUser: waits.prompter(evalPrompter(request.evaluation)) } : {}),
           toolPolicy: skill.config.tool_policy,
           args: request.args,
           history,
