@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ExpertCallResult } from "../experts/session/expert-call";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { ConnectPrompter } from "../experts/session/connection-gate";
+import { requestStateOf } from "./user-input";
 
 /** URL mode (2025-11-25, SEP-1036): the client declared `elicitation: { url: {} }`. */
 export function supportsUrlElicitation(capabilities: ClientCapabilities | undefined): boolean {
@@ -74,17 +75,9 @@ export function connectInputRequired(result: ExpertCallResult): InputRequiredRes
 
 /** A retried 2026-07-28 call answering our connect request: its thread, the flow, and whether the user went to the page. */
 export function connectRetry(ctx: ServerContext): { thread?: string; flowId: string; connection: "user" | "team"; accepted: boolean } | undefined {
-  const raw = ctx.mcpReq.requestState();
-  if (typeof raw !== "string") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const state = connectStateSchema.safeParse(parsed);
-  if (!state.success) return undefined;
+  const state = requestStateOf(ctx, connectStateSchema);
+  if (!state) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, CONNECT_KEY);
-  const { thread, flowId, connection } = state.data;
+  const { thread, flowId, connection } = state;
   return { ...(thread === undefined ? {} : { thread }), flowId, connection, accepted: view.kind === "elicit" && view.action === "accept" };
 }

@@ -146,6 +146,18 @@ export function retriedReply(
   ctx: ServerContext,
   expert: ExpertConfig,
 ): { thread: string; approve: boolean; refusal?: "declined" | "cancelled" } | { thread: string; answer: string } | undefined {
+  const state = requestStateOf(ctx, requestStateSchema);
+  if (!state) return undefined;
+  const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
+  const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
+  return { thread: state.thread, ...decisionOf(state.kind, reply, expert.user_input_timeout_ms) };
+}
+
+/**
+ * The `requestState` a 2026-07-28 client echoed back on its retry, parsed with the schema of the
+ * answer that minted it; undefined for none, or for anything the client (untrusted) changed.
+ */
+export function requestStateOf<T>(ctx: ServerContext, schema: z.ZodType<T>): T | undefined {
   const raw = ctx.mcpReq.requestState();
   if (typeof raw !== "string") return undefined;
   let parsed: unknown;
@@ -154,11 +166,8 @@ export function retriedReply(
   } catch {
     return undefined;
   }
-  const state = requestStateSchema.safeParse(parsed);
-  if (!state.success) return undefined;
-  const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
-  const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
-  return { thread: state.data.thread, ...decisionOf(state.data.kind, reply, expert.user_input_timeout_ms) };
+  const state = schema.safeParse(parsed);
+  return state.success ? state.data : undefined;
 }
 
 /**

@@ -6,7 +6,7 @@ import { describeModelError } from "../models/describe-model-error";
 import type { TrackedModel } from "../models/model-fault-tracker";
 import { ModelRetryStoppedError } from "../models/model-retry";
 import type { RunSignals } from "./abort";
-import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome } from "./expert-types";
+import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome, RunUsage } from "./expert-types";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
 
@@ -154,17 +154,22 @@ export function failedRun(error: unknown, startedAt: number): ExpertRunResult {
     error: { kind: known ? error.kind : "internal", message },
     steps: [],
     messages: [],
-    usage: {
-      steps: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-      toolCalls: 0,
-      refusedToolCalls: 0,
-      downstreamBytesRead: 0,
-      bytesReturned: 0,
-      elapsedMs: Date.now() - startedAt,
-      budgetExhausted: null,
-      retries: 0,
-    },
+    usage: unusedRun(startedAt),
+  };
+}
+
+/** The usage of a run that ended before its model ran (it failed, or paused for a connection): nothing but the time. */
+export function unusedRun(startedAt: number): RunUsage {
+  return {
+    steps: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    toolCalls: 0,
+    refusedToolCalls: 0,
+    downstreamBytesRead: 0,
+    bytesReturned: 0,
+    elapsedMs: Date.now() - startedAt,
+    budgetExhausted: null,
+    retries: 0,
   };
 }

@@ -5,6 +5,7 @@ import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget,
 import type { SlipsnisseError } from "../../errors";
 import type { UserProps } from "../../auth/user-props";
 import type { ExpertRunResult } from "../run/expert-types";
+import { unusedRun } from "../run/run-end";
 
 /** What a run paused on a missing connection tells the MCP surface: where the user connects. */
 export interface ConnectRequest {
@@ -105,17 +106,6 @@ export function pausedForConnection(text: string, startedAt: number): ExpertRunR
     text,
     steps: [],
     messages: [],
-    usage: {
-      steps: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-      toolCalls: 0,
-      refusedToolCalls: 0,
-      downstreamBytesRead: 0,
-      bytesReturned: 0,
-      elapsedMs: Date.now() - startedAt,
-      budgetExhausted: null,
-      retries: 0,
-    },
+    usage: unusedRun(startedAt),
   };
 }
