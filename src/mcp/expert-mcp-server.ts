@@ -91,14 +91,17 @@ export function buildExpertServer({
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
   registerRunResources(server, { env, skill: skill.name, user });
-  expertTools.set(server, registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged }));
+  expertTools.set(
+    server,
+    registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged, ...(origin === undefined ? {} : { origin }) }),
+  );
   return server;
 }
 
 /** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
 const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
-type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged">;
+type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin">;
 
 /** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
@@ -107,7 +110,7 @@ function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boo
 
 function registerExpertTools(
   server: McpServer,
-  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged }: ToolContext,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin }: ToolContext,
 ): RegisteredTool[] {
   const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {

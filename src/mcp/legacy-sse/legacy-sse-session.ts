@@ -32,6 +32,8 @@ export class LegacySseSession extends DurableObject<Env> {
   private skill: CompiledSkill | null = null;
   private user: UserProps | null = null;
   private sessionId = "";
+  /** The origin the client opened the stream at: connect links point there (no request rides along with a message). */
+  private origin: string | undefined;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
@@ -53,7 +55,7 @@ export class LegacySseSession extends DurableObject<Env> {
       ...(request.origin === undefined ? {} : { origin: request.origin }),
     });
     await server.connect(transport);
-    Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId });
+    Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
     void transport.announceEndpoint(request.endpoint);
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
     // context, which may not touch this object's stream): the skill's live version is read at
@@ -73,7 +75,15 @@ export class LegacySseSession extends DurableObject<Env> {
     if (!fresh || fresh.version === current.version || this.skill !== current) return;
     this.skill = fresh;
     const listings = await cachedListings(this.env.CACHE, fresh.name, fresh.config.servers, fresh.config.experts);
-    replaceExpertTools(this.server, { env: this.env, skill: fresh, user: this.user, connection: this.sessionId, listings, listChanged: true });
+    replaceExpertTools(this.server, {
+      env: this.env,
+      skill: fresh,
+      user: this.user,
+      connection: this.sessionId,
+      listings,
+      listChanged: true,
+      ...(this.origin === undefined ? {} : { origin: this.origin }),
+    });
   }
 
   /** Returns the HTTP status for the client's POST (202 accepted, as the 2024-11-05 spec says). */
