@@ -43,7 +43,7 @@ describe("/s/<skill>/admin deep links", () => {
     expect(overview).toContain('<div class="n bad">1</div>');
     expect(overview).toContain('<div class="n">1212</div>');
     expect(overview).toContain('<div class="n">100 ms</div><div class="l">p50 latency (p95 300 ms)</div>');
-    expect(overview).toContain(`${skill} / <code>ask</code>`);
+    expect(overview).toContain(`${skill} / <code class="name">ask</code>`);
     expect(overview).not.toContain(other);
     for (const page of ["skills", "servers", "live"]) {
       const response = await dashboardFetch(`/admin/${page}?skill=${skill}`, { headers: { cookie } });
