@@ -127,7 +127,18 @@ describe("slipsnisse eval against wrangler dev", () => {
       await saveScreenshot(page, "dashboard-expert-evals");
       await latest.getByRole("link", { name: "trace" }).first().click();
       await page.waitForURL(/\/admin\/runs\/[0-9a-f-]{36}$/);
-      await expect(page.getByText("eval:bounds", { exact: false }).count()).resolves.toBeGreaterThan(0);
+      // The run page reads the run index, which the session writes about a second after the run
+      // ends (later on a loaded machine): until then it says "No such run", so look again.
+      await expect
+        .poll(
+          async () => {
+            const shown = await page.getByText("eval:bounds", { exact: false }).count();
+            if (shown === 0) await page.reload();
+            return shown;
+          },
+          { timeout: 20_000, interval: 500 },
+        )
+        .toBeGreaterThan(0);
     } finally {
       await browser.close();
     }
