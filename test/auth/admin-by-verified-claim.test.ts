@@ -17,7 +17,10 @@ import { discover, exchangeCode, followUpstream, openConsent, postConsent, refre
  * global fetch the Worker's identity provider uses.
  */
 const origin = "http://127.0.0.1:8787";
-const issuerUrl = "https://idp.example.org/realms/team";
+// An issuer of its own: the Worker caches an issuer's discovery and keys per URL for minutes, and
+// the workerd test files share one isolate (vitest.config.ts), so two fake issuers with one URL and
+// different keys would each see the other's cached keys.
+const issuerUrl = "https://idp.example.org/realms/claims";
 const issuer = await fakeOidcIssuer(issuerUrl, "slipsnisse", "oidc-client-secret");
 const oidcVars = {
   AUTH: "oauth",
