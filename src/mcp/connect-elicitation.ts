@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ExpertCallResult } from "../experts/session/expert-call";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { ConnectPrompter } from "../experts/session/connection-gate";
+import type { ClientRequester } from "./mid-call-requests";
 import { requestStateOf } from "./user-input";
 
 /** URL mode (2025-11-25, SEP-1036): the client declared `elicitation: { url: {} }`. */
@@ -21,23 +22,32 @@ export function originOf(env: Env, ctx: ServerContext, known?: string): { origin
 }
 
 /**
- * On a connection that can carry server-to-client requests (legacy SSE): `elicitation/create`
- * in URL mode while the call waits, then `notifications/elicitation/complete` once the session
+ * On a call that can carry server-to-client requests (legacy SSE, or a stateless 2025 call from a
+ * client that declared URL mode at `initialize`): `elicitation/create` in URL mode while the call waits, then `notifications/elicitation/complete` once the session
  * sees the flow finished (SEP-1036). The expert's user_input_timeout_ms bounds the wait.
  */
-export function connectPrompter(ctx: ServerContext, expert: ExpertConfig): ConnectPrompter {
+export function connectPrompter(ctx: ServerContext, expert: ExpertConfig, routed?: ClientRequester): ConnectPrompter {
+  const timeout = expert.user_input_timeout_ms + 5_000;
   return async (event) => {
     if (event.kind === "complete") {
-      await ctx.mcpReq.notify({ method: "notifications/elicitation/complete", params: { elicitationId: event.elicitationId } });
+      const complete = { method: "notifications/elicitation/complete", params: { elicitationId: event.elicitationId } };
+      if (routed) routed.notify(complete.method, complete.params);
+      else await ctx.mcpReq.notify(complete);
       return "sent";
     }
-    const result = await ctx.mcpReq.elicitInput(
-      { mode: "url", message: event.message, url: event.url, elicitationId: event.elicitationId },
-      { timeout: expert.user_input_timeout_ms + 5_000 },
-    );
-    return result.action;
+    const params = { mode: "url" as const, message: event.message, url: event.url, elicitationId: event.elicitationId };
+    // A stateless 2025 call: the request goes out on the call's stream and the reply comes back
+    // through the user's session (mid-call-requests.ts); a client that fails it declined.
+    if (routed) {
+      const reply = await routed.request("elicitation/create", params, timeout);
+      const action = "error" in reply ? undefined : urlReplySchema.safeParse(reply.result).data?.action;
+      return action ?? "decline";
+    }
+    return (await ctx.mcpReq.elicitInput(params, { timeout })).action;
   };
 }
+
+const urlReplySchema = z.looseObject({ action: z.enum(["accept", "decline", "cancel"]) });
 
 /** The key of the one embedded URL elicitation a connect answer carries (2026-07-28). */
 const CONNECT_KEY = "slipsnisse_connect";

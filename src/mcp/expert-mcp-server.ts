@@ -22,7 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
-import { type CallStream, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
+import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
@@ -136,8 +136,9 @@ function registerExpertTools(
           args,
           ctx,
           channel,
-          // URL-mode elicitation through the SDK's own request: a connection that kept its server (legacy SSE) or a 2026-07-28 request.
-          { era, urlElicitation: supportsUrlElicitation(server.server.getClientCapabilities()) },
+          // URL-mode elicitation: through the SDK's own request where the server saw `initialize`
+          // (legacy SSE), routed back through the session on stateless 2025 calls, input_required in 2026.
+          { era, urlElicitation: supportsUrlElicitation(capabilities), ...(routed ? { routed } : {}) },
           callStream?.resumable?.id,
         );
         // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
@@ -198,7 +199,7 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
-  client: { era: "legacy" | "modern"; urlElicitation: boolean } = { era: "legacy", urlElicitation: false },
+  client: { era: "legacy" | "modern"; urlElicitation: boolean; routed?: ClientRequester } = { era: "legacy", urlElicitation: false },
   resumableStream?: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
@@ -252,7 +253,7 @@ async function callExpert(
       },
       onProgress,
       channel.kind === "elicit" ? channel.askUser : undefined,
-      client.urlElicitation && client.era === "legacy" ? connectPrompter(ctx, expert) : undefined,
+      client.urlElicitation && client.era === "legacy" ? connectPrompter(ctx, expert, client.routed) : undefined,
     );
     // A 2026-07-28 client that declared URL-mode elicitation is asked to open the connect page; it retries the call after (unless the user declined).
     const askToConnect = client.era === "modern" && client.urlElicitation && !(connecting && !connecting.accepted);

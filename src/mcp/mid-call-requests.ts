@@ -119,22 +119,39 @@ export class CallStream {
   /** Sends a JSON-RPC request to the client on this call's stream; returns its id. */
   send(method: string, params: Record<string, unknown>): string {
     const id = `${REQUEST_ID_PREFIX}${crypto.randomUUID()}`;
-    const frame = `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n\n`;
+    this.write({ jsonrpc: "2.0", id, method, params });
+    return id;
+  }
+
+  /**
+   * Sends a notification on this call's stream. The SDK's own notify checks the capabilities the
+   * client declared at `initialize`, which a stateless request's server never saw, and sends
+   * nothing (notifications/elicitation/complete was lost that way).
+   */
+  notify(method: string, params: Record<string, unknown>): void {
+    this.write({ jsonrpc: "2.0", method, params });
+  }
+
+  private write(message: Record<string, unknown>): void {
+    const frame = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
     if (this.controller) this.controller.enqueue(this.encoder.encode(frame));
     else this.pending.push(frame);
-    return id;
   }
 }
 
 /** Sends requests to the client mid-call and waits for its routed reply. */
 export interface ClientRequester {
   request(method: string, params: Record<string, unknown>, timeoutMs: number): Promise<ClientReply>;
+  notify(method: string, params: Record<string, unknown>): void;
 }
 
 export function routedRequester(stream: CallStream, session: { awaitClientReply(id: string, timeoutMs: number): Promise<ClientReply> }): ClientRequester {
   return {
     async request(method, params, timeoutMs) {
       return session.awaitClientReply(stream.send(method, params), timeoutMs);
+    },
+    notify(method, params) {
+      stream.notify(method, params);
     },
   };
 }

@@ -197,51 +197,62 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         .toContain("Connect demo to continue");
     });
 
-    it("a client that declared URL-mode elicitation on legacy SSE is shown the connect page mid-call, and the same call returns the answer", async () => {
-      const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
-      const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
-      expect(removed).toMatchObject({ code: 0, stdout: expect.stringContaining("Removed 1 connection(s) of bob") });
-      // A connection that keeps one server for its life is one where the client's declared
-      // capabilities are known (stateless Streamable HTTP forgets them after initialize).
-      const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
-      const shown: Array<{ url: string; elicitationId: string }> = [];
-      const completed: string[] = [];
-      const browsing: Promise<void>[] = [];
-      client.setRequestHandler("elicitation/create", async (request) => {
-        const params = request.params as { mode?: string; url?: string; elicitationId?: string };
-        if (params.mode !== "url" || !params.url || !params.elicitationId) return { action: "decline" };
-        shown.push({ url: params.url, elicitationId: params.elicitationId });
-        // The "user" opens the page while the call waits: accept first, as a client does.
-        browsing.push(
-          (async () => {
-            const page = await openAs(bobBrowser, "bob", String(params.url));
-            await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
-            await page.waitForURL((next) => next.pathname === "/connect/callback");
-          })(),
-        );
-        return { action: "accept" };
-      });
-      client.setNotificationHandler("notifications/elicitation/complete", (notification) => {
-        completed.push(String((notification.params as { elicitationId?: string }).elicitationId));
-      });
-      await client.connect(new SSEClientTransport(new URL(`${team.dev.baseUrl}/sse`), { requestInit: { headers: bearer(session) } }));
-      try {
-        let text = "";
-        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
-        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
-          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 60_000 });
-          text = JSON.stringify(result.content);
-          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Legacy SSE keeps one server for the connection, which saw the client's capabilities; a
+    // stateless 2025 call learns them from the Mcp-Session-Id minted at `initialize`, and its
+    // request and reply travel on the call's stream and through the member's session.
+    const urlElicitationTransports = {
+      "legacy SSE": (base: string, headers: Record<string, string>) => new SSEClientTransport(new URL(`${base}/sse`), { requestInit: { headers } }),
+      "stateless Streamable HTTP (2025-11-25)": (base: string, headers: Record<string, string>) =>
+        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers } }),
+    };
+    it.each(Object.keys(urlElicitationTransports) as Array<keyof typeof urlElicitationTransports>)(
+      "a client that declared URL-mode elicitation on %s is shown the connect page mid-call, and the same call returns the answer",
+      async (transportName) => {
+        const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
+        const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
+        expect(removed).toMatchObject({ code: 0, stdout: expect.stringContaining("Removed 1 connection(s) of bob") });
+        // A connection that keeps one server for its life is one where the client's declared
+        // capabilities are known (stateless Streamable HTTP forgets them after initialize).
+        const client = new Client({ name: "url-elicitation-client", version: "0.0.0" }, { capabilities: { elicitation: { url: {} } } });
+        const shown: Array<{ url: string; elicitationId: string }> = [];
+        const completed: string[] = [];
+        const browsing: Promise<void>[] = [];
+        client.setRequestHandler("elicitation/create", async (request) => {
+          const params = request.params as { mode?: string; url?: string; elicitationId?: string };
+          if (params.mode !== "url" || !params.url || !params.elicitationId) return { action: "decline" };
+          shown.push({ url: params.url, elicitationId: params.elicitationId });
+          // The "user" opens the page while the call waits: accept first, as a client does.
+          browsing.push(
+            (async () => {
+              const page = await openAs(bobBrowser, "bob", String(params.url));
+              await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+              await page.waitForURL((next) => next.pathname === "/connect/callback");
+            })(),
+          );
+          return { action: "accept" };
+        });
+        client.setNotificationHandler("notifications/elicitation/complete", (notification) => {
+          completed.push(String((notification.params as { elicitationId?: string }).elicitationId));
+        });
+        await client.connect(urlElicitationTransports[transportName](team.dev.baseUrl, bearer(session)));
+        try {
+          let text = "";
+          // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
+          for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
+            const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 60_000 });
+            text = JSON.stringify(result.content);
+            if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+          }
+          await Promise.all(browsing);
+          expect(shown).toHaveLength(1);
+          expect(shown[0]?.url).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
+          expect(text).toContain("downstream said: Hello, bob!");
+          expect(completed).toEqual([shown[0]?.elicitationId]);
+        } finally {
+          await client.close();
         }
-        await Promise.all(browsing);
-        expect(shown).toHaveLength(1);
-        expect(shown[0]?.url).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
-        expect(text).toContain("downstream said: Hello, bob!");
-        expect(completed).toEqual([shown[0]?.elicitationId]);
-      } finally {
-        await client.close();
-      }
-    });
+      },
+    );
 
     it("a team connection: a member is told an admin must connect it and cannot; the admin connects once and the member's call goes through", async () => {
       const first = await call("bob", { query: "team" }, TEAM_EXPERT);
