@@ -7,7 +7,7 @@ import type { TaskInputReply } from "../experts/session/session-tasks";
 import { DEFAULT_TASK_TTL_MS, type StoredTask } from "../experts/session/task-store";
 import { log } from "../observability/logger";
 import { SERVER_INFO } from "./expert-mcp-server";
-import { TASK_POLL_INTERVAL_MS, validatedTaskCall, type TaskContext } from "./expert-tasks";
+import { TASK_POLL_INTERVAL_MS, validatedTaskCall, wireTaskFields, type TaskContext } from "./expert-tasks";
 import { toToolResult } from "./expert-tool-result";
 import { RoutingHeaderMismatchError, TaskNotFoundError, TaskParamsInvalidError, TaskRequestError, TasksExtensionNotDeclaredError } from "./task-errors";
 import { decisionOf, elicitationFor, replyOf } from "./user-input";
@@ -133,17 +133,9 @@ async function createTask(expert: ExpertConfig, rawArgs: Record<string, unknown>
   return wireTaskV2(task);
 }
 
-/** The extension's Task: ISO times, `ttlMs` and `pollIntervalMs` in integer milliseconds, no `requestState`. */
+/** The extension's Task: `ttlMs` and `pollIntervalMs` in integer milliseconds, no `requestState`. */
 function wireTaskV2(task: StoredTask): Record<string, unknown> {
-  return {
-    taskId: task.taskId,
-    status: task.status,
-    ...(task.statusMessage === null ? {} : { statusMessage: task.statusMessage }),
-    createdAt: new Date(task.createdAt).toISOString(),
-    lastUpdatedAt: new Date(task.updatedAt).toISOString(),
-    ttlMs: task.ttlMs,
-    pollIntervalMs: TASK_POLL_INTERVAL_MS,
-  };
+  return { ...wireTaskFields(task), ttlMs: task.ttlMs, pollIntervalMs: TASK_POLL_INTERVAL_MS };
 }
 
 /** A DetailedTask: the result inlined once completed, the error once failed, the input requests while waiting. */

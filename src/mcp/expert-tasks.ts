@@ -179,17 +179,20 @@ async function taskResult(taskId: string, { env, skill, user }: TaskContext): Pr
   throw new TaskStillWorkingError(taskId);
 }
 
-/** A task as the 2025-11-25 schema has it: ISO times, ttl and poll interval in ms. */
-export function wireTask(task: StoredTask): Record<string, unknown> {
+/** What both Tasks forms (2025-11-25 core, the 2026-07-28 extension) say of a task alike: id, status, ISO times. */
+export function wireTaskFields(task: StoredTask): Record<string, unknown> {
   return {
     taskId: task.taskId,
     status: task.status,
     ...(task.statusMessage === null ? {} : { statusMessage: task.statusMessage }),
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.updatedAt).toISOString(),
-    ttl: task.ttlMs,
-    pollInterval: TASK_POLL_INTERVAL_MS,
   };
+}
+
+/** A task as the 2025-11-25 schema has it: ttl and poll interval in ms under these names. */
+export function wireTask(task: StoredTask): Record<string, unknown> {
+  return { ...wireTaskFields(task), ttl: task.ttlMs, pollInterval: TASK_POLL_INTERVAL_MS };
 }
 
 async function found(pending: Promise<StoredTask | null>, message: Message): Promise<StoredTask> {
