@@ -186,7 +186,8 @@ describe("GitHub: github:<numeric id> entries survive a rename and do not follow
 });
 
 describe("Cloudflare Access: only the verified assertion's email (or sub:<subject>) matches", () => {
-  const teamDomain = "https://acme.cloudflareaccess.com";
+  // Its own team domain: the JWKS cache is per URL and shared by every test file in this workerd.
+  const teamDomain = "https://acme-admin-claims.cloudflareaccess.com";
   const aud = "aud-tag-for-slipsnisse";
 
   it("gives no admin role to an assertion without email whose subject reads like the admin's email", async () => {
