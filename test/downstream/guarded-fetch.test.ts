@@ -36,6 +36,23 @@ describe("guarded downstream fetch", () => {
     expect(seen).toEqual(["https://mcp.example.com/old", "https://mcp.example.com/mcp"]);
   });
 
+  it("sends the body again on every hop of a 307/308, whether it was given whole or as a stream", async () => {
+    const bodies: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL) => {
+      const request = input instanceof Request ? input : new Request(input);
+      bodies.push(`${request.method} ${request.url} ${await request.text()}`);
+      if (request.url.endsWith("/old")) return redirect("/mid", 308)();
+      if (request.url.endsWith("/mid")) return redirect("/mcp")();
+      return new Response("ok");
+    });
+    const fetcher = guardedFetch("docs", production, publicHost);
+    await fetcher("https://mcp.example.com/old", { method: "POST", body: '{"id":1}', headers: { "content-type": "application/json" } });
+    const stream = new Blob(['{"id":2}']).stream();
+    await fetcher("https://mcp.example.com/old", { method: "POST", body: stream, duplex: "half" } as RequestInit);
+    await fetcher(new Request("https://mcp.example.com/old", { method: "POST", body: '{"id":3}' }));
+    expect(bodies).toEqual([1, 2, 3].flatMap((id) => ["old", "mid", "mcp"].map((path) => `POST https://mcp.example.com/${path} {"id":${id}}`)));
+  });
+
   it.each([
     ["the metadata address", "http://169.254.169.254/latest/meta-data"],
     ["another public origin", "https://elsewhere.example.net/mcp"],
