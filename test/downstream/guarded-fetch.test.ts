@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { guardedFetch } from "../../src/downstream/guarded-fetch";
+import { guardedFetch, guardedOutboundFetch } from "../../src/downstream/guarded-fetch";
+import { refuseDownstreamUrl } from "../../src/downstream/url-guard";
 import type { HostResolver } from "../../src/downstream/host-resolver";
 import { UnsafeDownstreamUrlError } from "../../src/downstream/downstream-errors";
 
@@ -50,7 +51,12 @@ describe("guarded downstream fetch", () => {
     await fetcher("https://mcp.example.com/old", { method: "POST", body: '{"id":1}', headers: { "content-type": "application/json" } });
     const stream = new Blob(['{"id":2}']).stream();
     await fetcher("https://mcp.example.com/old", { method: "POST", body: stream, duplex: "half" } as RequestInit);
-    await fetcher(new Request("https://mcp.example.com/old", { method: "POST", body: '{"id":3}' }));
+    // A Request as the input (the AI SDK providers' form): its body is a stream.
+    await guardedOutboundFetch(
+      refuseDownstreamUrl("docs"),
+      production,
+      publicHost,
+    )(new Request("https://mcp.example.com/old", { method: "POST", body: '{"id":3}' }));
     expect(bodies).toEqual([1, 2, 3].flatMap((id) => ["old", "mid", "mcp"].map((path) => `POST https://mcp.example.com/${path} {"id":${id}}`)));
   });
 
