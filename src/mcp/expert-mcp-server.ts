@@ -75,12 +75,12 @@ export function buildExpertServer({
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
-    // connection, after each call it made (a listen stream is shared by every user of the path).
-    // resources/list is never cached, so other clients see new runs when they re-list.
+    // connection, after each call it made, and a 2026-07-28 listen stream, which hears of the
+    // caller's own runs from their session (listen-stream.ts). resources/list is never cached.
     // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
     capabilities: {
       tools: { listChanged },
-      resources: { listChanged: runsChanged(era, listChanged) },
+      resources: { listChanged },
       ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
       ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
     },
@@ -103,7 +103,7 @@ const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
 type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin">;
 
-/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
+/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs after each call. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
   return era === "legacy" && listChanged;
 }
