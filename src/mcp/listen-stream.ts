@@ -12,11 +12,13 @@ import type { PostedBody } from "./posted-body";
 import { TasksExtensionNotDeclaredError } from "./task-errors";
 
 /**
- * A listen stream is long-lived and idle most of the time: a keep-alive every 15 s (the SDK's
- * default) rather than the 250 ms a call's stream uses to notice a cancel, so a client that left
- * is noticed within about 30 s and its session socket closed then.
+ * workerd notices a client that left only when the second write after it fails (mcp-endpoint.ts),
+ * and until then the stream holds one of the user's MAX_LISTENERS session sockets: a keep-alive
+ * every 2 s frees it about 4 s after the client closed (measured through wrangler dev: 29.6 s at
+ * the SDK's 15 s), so a client that reconnects a few times does not lock itself out. Each is a
+ * 13-byte write in the Worker; the session is not woken.
  */
-const LISTEN_KEEP_ALIVE_MS = 15_000;
+const LISTEN_KEEP_ALIVE_MS = 2_000;
 /** How long the session has to accept the socket and name the tasks it honours. */
 const ACK_TIMEOUT_MS = 10_000;
 
@@ -169,7 +171,9 @@ function listenResponse(message: JSONRPCRequest, honoured: Honoured, socket: Web
   const teardown = (graceful: boolean) => {
     if (closed) return;
     if (graceful) {
-      write(`event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: subscriptionId, result: { resultType: "complete", _meta: { ...stamp, [SERVER_INFO_META_KEY]: SERVER_INFO } } })}\n\n`);
+      write(
+        `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: subscriptionId, result: { resultType: "complete", _meta: { ...stamp, [SERVER_INFO_META_KEY]: SERVER_INFO } } })}\n\n`,
+      );
     }
     closed = true;
     for (const cleanup of cleanups) cleanup();

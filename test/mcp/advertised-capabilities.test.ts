@@ -24,7 +24,10 @@ function recordingFetch(refused: Refused[]): typeof fetch {
 
 type Kind = "v2-2025" | "v2-2026" | "v1-http" | "v2-sse" | "v1-sse";
 
-async function capabilitiesOf(kind: Kind, refused: Refused[]): Promise<{ listChanged: boolean | undefined; runsChanged: boolean | undefined; close: () => Promise<void> }> {
+async function capabilitiesOf(
+  kind: Kind,
+  refused: Refused[],
+): Promise<{ listChanged: boolean | undefined; runsChanged: boolean | undefined; close: () => Promise<void> }> {
   const fetchFn = recordingFetch(refused);
   const url = new URL(kind.endsWith("-sse") ? "http://localhost/sse" : "http://localhost/mcp");
   if (kind === "v1-http" || kind === "v1-sse") {

@@ -5,7 +5,8 @@ import { waitFor } from "../../support/wait-for";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
-import { sharedDevTeamServer, type DevTeamServer } from "./dev-team-server";
+import { pushSharedSkill } from "../harness/shared-wrangler-dev";
+import { sharedDevTeamServer, type DevTeamServer, teamExpert } from "./dev-team-server";
 
 /** This file's skill on the shared team server. */
 const SKILL = "listen-stream";
@@ -80,9 +81,15 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
   }
 
   /** A plain `subscriptions/listen` POST whose SSE messages are collected as they arrive. */
-  async function rawListen(session: OAuthSession, notifications: Record<string, unknown>, id: string | number, tasks = true): Promise<RawListen> {
+  async function rawListen(
+    session: OAuthSession,
+    notifications: Record<string, unknown>,
+    id: string | number,
+    tasks = true,
+    url = stack.mcpUrl,
+  ): Promise<RawListen> {
     const abort = new AbortController();
-    const response = await fetch(stack.mcpUrl, {
+    const response = await fetch(url, {
       method: "POST",
       headers: {
         "content-type": "application/json",
@@ -139,7 +146,10 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
       // Both listen for run list changes, alice also through the SDK v2 client's own listen().
       const aliceRuns = await rawListen(alice, { resourcesListChanged: true, toolsListChanged: true }, "alice-runs");
       const bobRuns = await rawListen(bob, { resourcesListChanged: true }, "bob-runs");
-      expect((await ackOf(aliceRuns)).params).toEqual({ notifications: { resourcesListChanged: true, toolsListChanged: true }, _meta: { [SUBSCRIPTION_ID]: "alice-runs" } });
+      expect((await ackOf(aliceRuns)).params).toEqual({
+        notifications: { resourcesListChanged: true, toolsListChanged: true },
+        _meta: { [SUBSCRIPTION_ID]: "alice-runs" },
+      });
       expect((await ackOf(bobRuns)).params?.notifications).toEqual({ resourcesListChanged: true });
       let sdkRunsChanged = 0;
       aliceClient.client.setNotificationHandler("notifications/resources/list_changed", () => {
@@ -220,4 +230,39 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
     const tooMany = await rawListen(alice, { taskIds: Array.from({ length: 101 }, (_, i) => `t${i}`) }, "too-many");
     expect(tooMany.messages[0]?.error).toMatchObject({ code: -32602 });
   }, 30_000);
+
+  it("a user holds at most 8 listen streams on a skill; a stream its client closed frees its place", async () => {
+    const limited = await pushSharedSkill(
+      server.dev,
+      "listen-stream-limit",
+      { experts: [teamExpert(server.fake)] },
+      bearer({ accessToken: server.adminToken }),
+    );
+    const held: RawListen[] = [];
+    for (let i = 0; i < 8; i++) {
+      const listen = await rawListen(bob, { resourcesListChanged: true }, `held-${i}`, true, limited.mcpUrl);
+      expect((await ackOf(listen)).params?.notifications).toEqual({ resourcesListChanged: true });
+      held.push(listen);
+    }
+    const refused = await rawListen(bob, { resourcesListChanged: true }, "ninth", true, limited.mcpUrl);
+    expect(refused.messages[0]?.error).toEqual({ code: -32603, message: "Subscription limit reached" });
+    // Alice's streams are counted in her own session.
+    const alices = await rawListen(alice, { resourcesListChanged: true }, "alice-there", true, limited.mcpUrl);
+    expect((await ackOf(alices)).params?.notifications).toEqual({ resourcesListChanged: true });
+    // Bob's client closes one: the server notices at its second keep-alive write after (about 4 s).
+    held[0]?.close();
+    const closedAt = Date.now();
+    const again = await waitFor(
+      "a place freed",
+      async () => {
+        const listen = await rawListen(bob, { resourcesListChanged: true }, "again", true, limited.mcpUrl);
+        if (listen.messages[0]?.error) return undefined;
+        return listen;
+      },
+      45_000,
+      500,
+    );
+    console.log(`listen place freed ${Date.now() - closedAt} ms after the client closed its stream`);
+    expect((await ackOf(again)).params?.notifications).toEqual({ resourcesListChanged: true });
+  }, 60_000);
 });
