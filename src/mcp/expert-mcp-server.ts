@@ -48,7 +48,7 @@ export interface ExpertServerContext {
   listings?: CachedListings;
   /** The protocol era this server serves (createMcpHandler's factory says; legacy SSE is "legacy"). */
   era?: "legacy" | "modern";
-  /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
+  /** Whether to offer MCP Tasks (2025-11-25): 2025-era Streamable HTTP and legacy SSE (expert-tasks.ts). */
   tasks?: boolean;
   /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
   origin?: string;

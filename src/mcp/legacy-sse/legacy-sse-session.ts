@@ -1,10 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
-import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
+import { type JSONRPCMessage, parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
+import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
+import { log } from "../../observability/logger";
 import { SseServerTransport } from "./sse-server-transport";
 
 const KEEP_ALIVE_MS = 15_000;
@@ -52,6 +54,8 @@ export class LegacySseSession extends DurableObject<Env> {
       listChanged: true,
       connection: request.sessionId,
       listings,
+      // 2025-11-25 Tasks, answered by this object before the server (deliver): the capability and each tool's taskSupport.
+      tasks: true,
       ...(request.origin === undefined ? {} : { origin: request.origin }),
     });
     await server.connect(transport);
@@ -82,6 +86,7 @@ export class LegacySseSession extends DurableObject<Env> {
       connection: this.sessionId,
       listings,
       listChanged: true,
+      tasks: true,
       ...(this.origin === undefined ? {} : { origin: this.origin }),
     });
   }
@@ -98,8 +103,25 @@ export class LegacySseSession extends DurableObject<Env> {
       return 400;
     }
     await this.refreshTools();
+    // MCP Tasks (2025-11-25) as on Streamable HTTP (expert-tasks.ts), the answer on the stream;
+    // not awaited, since tasks/result waits for the task's end and the POST is answered 202 at once.
+    if (this.skill && this.user && isTaskMessage(message, this.skill)) {
+      void this.answerTask(message, this.transport, { env: this.env, skill: this.skill, user: this.user });
+      return 202;
+    }
     this.transport.deliver(message);
     return 202;
+  }
+
+  private async answerTask(message: JSONRPCMessage, transport: SseServerTransport, context: TaskContext): Promise<void> {
+    try {
+      const answered = await answerTaskMessage(message, context);
+      if (answered) await transport.sendResponse(answered);
+      // A tasks/* method the 2025-11-25 Tasks do not have: the server refuses it (-32601).
+      else transport.deliver(message);
+    } catch (error) {
+      log("error", "task message over legacy SSE failed", { error: String(error) });
+    }
   }
 
   private reset(): void {

@@ -1,4 +1,5 @@
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/server";
+import type { TaskAnswer } from "../expert-tasks";
 
 /**
  * The server side of the 2024-11-05 HTTP+SSE transport over one open event stream. SDK v2
@@ -21,6 +22,11 @@ export class SseServerTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     await this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  /** A response built outside the SDK's server (2025-11-25 Tasks: expert-tasks.ts). */
+  async sendResponse(response: TaskAnswer): Promise<void> {
+    await this.write(`event: message\ndata: ${JSON.stringify(response)}\n\n`);
   }
 
   /** First frame of the stream (2024-11-05 spec): where the client must POST its messages. */
