@@ -81,7 +81,7 @@ export class ExpertSession extends DurableObject<Env> {
       wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
       changed: (taskId) => this.listeners.taskChanged(taskId),
     });
-    this.listeners = new SessionListeners(ctx, (taskId) => this.tasks.get(taskId)?.generation === "v2");
+    this.listeners = new SessionListeners(ctx, (taskId, generation) => this.tasks.get(taskId)?.generation === generation);
     this.live = new LivePublisher(env, ctx);
     this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
@@ -301,6 +301,10 @@ export class ExpertSession extends DurableObject<Env> {
   /** Only the MCP surface's listen sockets come in by fetch (listen-stream.ts). */
   override async fetch(request: Request): Promise<Response> {
     return this.listeners.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.listeners.message(ws, message);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {

@@ -8,8 +8,12 @@ export const MAX_LISTENERS = 8;
 export const MAX_LISTENED_TASKS = 100;
 const MAX_TASK_ID_CHARS = 100;
 
-/** What a listen socket asked for, kept on the socket so it survives the object's hibernation. */
-const attachmentSchema = z.object({ resources: z.boolean(), taskIds: z.array(z.string()) });
+/**
+ * What a listen socket asked for, kept on the socket so it survives the object's hibernation:
+ * the tasks of one Tasks generation (v2: a 2026-07-28 listen stream; v1: a legacy SSE
+ * connection's own 2025-11-25 tasks, added one by one as it creates them).
+ */
+const attachmentSchema = z.object({ resources: z.boolean(), taskIds: z.array(z.string()), generation: z.enum(["v1", "v2"]).default("v2") });
 type ListenAttachment = z.infer<typeof attachmentSchema>;
 
 /**
@@ -24,6 +28,10 @@ export const listenerMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("task"), taskId: z.string().max(MAX_TASK_ID_CHARS) }),
 ]);
 export type ListenerMessage = z.infer<typeof listenerMessageSchema>;
+
+/** What the MCP surface may send on a socket: one more of the session's tasks to follow (legacy SSE). */
+const watchSchema = z.object({ type: z.literal("watch"), taskId: z.string().min(1).max(MAX_TASK_ID_CHARS) });
+export type WatchMessage = z.infer<typeof watchSchema>;
 
 /** Why the session refused a listen socket (the MCP surface answers -32603 "Subscription limit reached"). */
 export const LISTENER_LIMIT_STATUS = 429;
@@ -42,8 +50,8 @@ export const LISTENER_LIMIT_STATUS = 429;
 export class SessionListeners {
   constructor(
     private readonly ctx: DurableObjectState,
-    /** Whether `taskId` is one of this session's 2026-07-28 tasks (the only ones a listen stream may name). */
-    private readonly ownTask: (taskId: string) => boolean,
+    /** Whether `taskId` is one of this session's tasks of that generation (the only ones a socket may follow). */
+    private readonly ownTask: (taskId: string, generation: "v1" | "v2") => boolean,
   ) {}
 
   /** The MCP surface's WebSocket upgrade (`/listen?resources=1&task=<id>…`); nothing else reaches the session's fetch. */
@@ -53,9 +61,11 @@ export class SessionListeners {
     if (url.pathname !== "/listen") return new Response("Not Found", { status: 404 });
     if (this.ctx.getWebSockets(LISTEN_TAG).length >= MAX_LISTENERS) return new Response("Too many listen streams.", { status: LISTENER_LIMIT_STATUS });
     const asked = [...new Set(url.searchParams.getAll("task"))].filter((id) => id.length > 0 && id.length <= MAX_TASK_ID_CHARS);
+    const generation = url.searchParams.get("generation") === "v1" ? "v1" : "v2";
     const attachment: ListenAttachment = {
       resources: url.searchParams.get("resources") === "1",
-      taskIds: asked.slice(0, MAX_LISTENED_TASKS).filter((id) => this.ownTask(id)),
+      taskIds: asked.slice(0, MAX_LISTENED_TASKS).filter((id) => this.ownTask(id, generation)),
+      generation,
     };
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [LISTEN_TAG]);
@@ -72,6 +82,26 @@ export class SessionListeners {
   /** A task's status changed (input_required, working again, ended). */
   taskChanged(taskId: string): void {
     this.signal((wants) => wants.taskIds.includes(taskId), { type: "task", taskId });
+  }
+
+  /**
+   * A legacy SSE connection follows a task it just created (`{"type":"watch","taskId"}`): added
+   * when it is this session's own task of the socket's generation, and signalled at once, so a
+   * change between its creation and the watch is not missed. Anything else is ignored.
+   */
+  message(ws: WebSocket, data: string | ArrayBuffer): void {
+    if (typeof data !== "string" || data.length > 1_000) return;
+    let watch: WatchMessage;
+    let attachment: ListenAttachment;
+    try {
+      watch = watchSchema.parse(JSON.parse(data));
+      attachment = attachmentSchema.parse(ws.deserializeAttachment());
+    } catch {
+      return;
+    }
+    if (!this.ownTask(watch.taskId, attachment.generation) || attachment.taskIds.length >= MAX_LISTENED_TASKS) return;
+    if (!attachment.taskIds.includes(watch.taskId)) ws.serializeAttachment({ ...attachment, taskIds: [...attachment.taskIds, watch.taskId] });
+    ws.send(JSON.stringify({ type: "task", taskId: watch.taskId } satisfies ListenerMessage));
   }
 
   /** The MCP surface closed its end (its client left): close ours. */

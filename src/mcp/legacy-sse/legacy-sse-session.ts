@@ -8,6 +8,7 @@ import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
 import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
 import { log } from "../../observability/logger";
 import { SseServerTransport } from "./sse-server-transport";
+import { SseTaskStatus } from "./sse-task-status";
 
 const KEEP_ALIVE_MS = 15_000;
 
@@ -36,6 +37,8 @@ export class LegacySseSession extends DurableObject<Env> {
   private sessionId = "";
   /** The origin the client opened the stream at: connect links point there (no request rides along with a message). */
   private origin: string | undefined;
+  /** `notifications/tasks/status` for the tasks this connection created (opened with the first). */
+  private taskStatus: SseTaskStatus | null = null;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
@@ -60,6 +63,7 @@ export class LegacySseSession extends DurableObject<Env> {
     });
     await server.connect(transport);
     Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
+    this.taskStatus = new SseTaskStatus({ env: this.env, skill, user: request.user }, (notification) => transport.sendOwn(notification));
     void transport.announceEndpoint(request.endpoint);
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
     // context, which may not touch this object's stream): the skill's live version is read at
@@ -116,7 +120,10 @@ export class LegacySseSession extends DurableObject<Env> {
   private async answerTask(message: JSONRPCMessage, transport: SseServerTransport, context: TaskContext): Promise<void> {
     try {
       const answered = await answerTaskMessage(message, context);
-      if (answered) await transport.sendResponse(answered);
+      if (answered) {
+        await transport.sendOwn(answered);
+        this.taskStatus?.followCreated(answered);
+      }
       // A tasks/* method the 2025-11-25 Tasks do not have: the server refuses it (-32601).
       else transport.deliver(message);
     } catch (error) {
@@ -126,6 +133,8 @@ export class LegacySseSession extends DurableObject<Env> {
 
   private reset(): void {
     if (this.timer) clearInterval(this.timer);
+    this.taskStatus?.close();
+    this.taskStatus = null;
     this.server = null;
     this.skill = null;
     this.timer = null;

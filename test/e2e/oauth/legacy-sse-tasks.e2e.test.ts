@@ -65,8 +65,13 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
 
   async function connectV2(session: OAuthSession) {
     const client = new Client({ name: "slipsnisse-e2e-sse-tasks", version: "0.0.0" });
+    // Every notification the connection carries (ext-tasks chains its own handler after this one).
+    const notes: Array<{ method: string; params?: Record<string, unknown> }> = [];
+    client.fallbackNotificationHandler = async (notification) => {
+      notes.push(notification as (typeof notes)[number]);
+    };
     await client.connect(new SSEClientTransport(new URL(stack.sseUrl), { requestInit: { headers: bearer(session) } }));
-    return { client, tasks: createTaskSessionFromClient(client, { endpointId: `slipsnisse-e2e-sse-${session.accessToken.slice(0, 6)}` }) };
+    return { client, notes, tasks: createTaskSessionFromClient(client, { endpointId: `slipsnisse-e2e-sse-${session.accessToken.slice(0, 6)}` }) };
   }
 
   it("a task is created at once, polled with progress to completion and its result fetched; another user's connection finds none of it", async () => {
@@ -109,6 +114,13 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
       expect(result.content[0]?.text).toContain("downstream said: sse-task-token");
       expect(result._meta?.[RELATED_TASK]).toEqual({ taskId });
       expect((await owner.tasks.listTasks()).tasks.map((task) => [task.taskId, task.status])).toContainEqual([taskId, "completed"]);
+      // The connection has a stream: the task's end came as notifications/tasks/status too, once.
+      const statusNotes = () => owner.notes.filter((note) => note.method === "notifications/tasks/status" && note.params?.taskId === taskId);
+      await waitFor("the completed status notification", () => (statusNotes().some((note) => note.params?.status === "completed") ? true : undefined), 10_000);
+      expect(statusNotes().map((note) => note.params?.status)).toEqual(["completed"]);
+      expect(statusNotes()[0]?.params).toMatchObject({ taskId, status: "completed", ttl: expect.any(Number), pollInterval: 1_000 });
+      // Bob's connection heard nothing of alice's task.
+      expect(JSON.stringify(other.notes)).not.toContain(taskId);
     } finally {
       release();
       await Promise.allSettled([owner.tasks.close(), owner.client.close(), other.tasks.close(), other.client.close()]);

@@ -98,4 +98,32 @@ describe("ExpertSession listen sockets", () => {
       for (const listener of held) listener.ws.close(1000);
     }
   });
+
+  it("a legacy SSE socket follows only the tasks it names that are its session's own 2025-11-25 tasks", async () => {
+    models.play([{ text: "v1 done" }, { text: "v2 done" }, { text: "erin's" }]);
+    const mine = crypto.randomUUID();
+    const otherGeneration = crypto.randomUUID();
+    const erins = crypto.randomUUID();
+    await sessionOf(skill, dave).startTask(mine, callOf(skill, "notes", "v1", {}, dave), false, 60_000, "v1");
+    await sessionOf(skill, dave).startTask(otherGeneration, callOf(skill, "notes", "v2", {}, dave), false, 60_000, "v2");
+    await sessionOf(skill, erin).startTask(erins, callOf(skill, "notes", "erin", {}, erin), false, 60_000, "v1");
+    const watcher = opened(await listen(dave, "?generation=v1"));
+    try {
+      await waitFor("the ack", () => (watcher.messages.length > 0 ? true : undefined), 5_000, 10);
+      // Another user's task, a task of the other generation, garbage, an oversized message: ignored.
+      watcher.ws.send(JSON.stringify({ type: "watch", taskId: erins }));
+      watcher.ws.send(JSON.stringify({ type: "watch", taskId: otherGeneration }));
+      watcher.ws.send("not json");
+      watcher.ws.send(JSON.stringify({ type: "watch", taskId: "x".repeat(2_000) }));
+      watcher.ws.send(JSON.stringify({ type: "watch", taskId: mine }));
+      await waitFor("its own task signalled", () => (watcher.messages.some((m) => m.type === "task") ? true : undefined), 5_000, 10);
+      // Messages on one socket arrive in order: nothing came for the ones before.
+      expect(watcher.messages).toEqual([
+        { type: "ack", taskIds: [] },
+        { type: "task", taskId: mine },
+      ]);
+    } finally {
+      watcher.ws.close(1000);
+    }
+  });
 });
