@@ -122,7 +122,8 @@ export class LegacySseSession extends DurableObject<Env> {
       const answered = await answerTaskMessage(message, context);
       if (answered) {
         await transport.sendOwn(answered);
-        this.taskStatus?.followCreated(answered);
+        // A created task's run is new in the caller's resources/list, as a plain call's is.
+        if (this.taskStatus?.followCreated(answered)) void this.server?.sendResourceListChanged();
       }
       // A tasks/* method the 2025-11-25 Tasks do not have: the server refuses it (-32601).
       else transport.deliver(message);

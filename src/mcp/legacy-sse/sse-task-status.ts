@@ -33,14 +33,15 @@ export class SseTaskStatus {
     private readonly send: (notification: TaskStatusNotification) => Promise<void>,
   ) {}
 
-  /** After a `tools/call` answer: follows the task it created, if it created one. */
-  followCreated(answer: unknown): void {
+  /** After a `tools/call` answer: follows the task it created, if it created one (true then). */
+  followCreated(answer: unknown): boolean {
     const created = createdSchema.safeParse(answer);
-    if (!created.success || this.closed) return;
+    if (!created.success || this.closed) return false;
     const { taskId, status } = created.data.result.task;
     this.sent.set(taskId, status);
     this.socket ??= this.open();
     void this.socket.then((ws) => ws?.send(JSON.stringify({ type: "watch", taskId } satisfies WatchMessage)));
+    return true;
   }
 
   close(): void {

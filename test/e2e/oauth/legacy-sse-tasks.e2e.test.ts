@@ -119,6 +119,8 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
       await waitFor("the completed status notification", () => (statusNotes().some((note) => note.params?.status === "completed") ? true : undefined), 10_000);
       expect(statusNotes().map((note) => note.params?.status)).toEqual(["completed"]);
       expect(statusNotes()[0]?.params).toMatchObject({ taskId, status: "completed", ttl: expect.any(Number), pollInterval: 1_000 });
+      // Its run was announced as a plain call's is.
+      expect(owner.notes.some((note) => note.method === "notifications/resources/list_changed")).toBe(true);
       // Bob's connection heard nothing of alice's task.
       expect(JSON.stringify(other.notes)).not.toContain(taskId);
     } finally {
