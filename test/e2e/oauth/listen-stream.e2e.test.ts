@@ -231,7 +231,7 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
     expect(tooMany.messages[0]?.error).toMatchObject({ code: -32602 });
   }, 30_000);
 
-  it("a user holds at most 8 listen streams on a skill; a stream its client closed frees its place", async () => {
+  it("a user holds at most 8 listen streams on a skill; a closed stream frees its place; a catalog change is announced", async () => {
     const limited = await pushSharedSkill(
       server.dev,
       "listen-stream-limit",
@@ -247,8 +247,17 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
     const refused = await rawListen(bob, { resourcesListChanged: true }, "ninth", true, limited.mcpUrl);
     expect(refused.messages[0]?.error).toEqual({ code: -32603, message: "Subscription limit reached" });
     // Alice's streams are counted in her own session.
-    const alices = await rawListen(alice, { resourcesListChanged: true }, "alice-there", true, limited.mcpUrl);
-    expect((await ackOf(alices)).params?.notifications).toEqual({ resourcesListChanged: true });
+    const alices = await rawListen(alice, { resourcesListChanged: true, toolsListChanged: true }, "alice-there", true, limited.mcpUrl);
+    expect((await ackOf(alices)).params?.notifications).toEqual({ resourcesListChanged: true, toolsListChanged: true });
+    // A catalog change of the skill reaches every listener that asked, in this isolate (wrangler dev has one).
+    await pushSharedSkill(
+      server.dev,
+      "listen-stream-limit",
+      { description: "A new version.", experts: [teamExpert(server.fake)] },
+      bearer({ accessToken: server.adminToken }),
+    );
+    const changed = await waitFor("tools/list_changed", () => alices.messages.find((m) => m.method === "notifications/tools/list_changed"), 10_000);
+    expect(changed.params).toEqual({ _meta: { [SUBSCRIPTION_ID]: "alice-there" } });
     // Bob's client closes one: the server notices at its second keep-alive write after (about 4 s).
     held[0]?.close();
     const closedAt = Date.now();
