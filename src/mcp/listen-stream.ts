@@ -62,8 +62,11 @@ interface Honoured {
  */
 export async function serveListen(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
   const version = request.headers.get("mcp-protocol-version");
+  // SEP-2243: a 2026-07-28 request names its method in Mcp-Method. Without it (or with another
+  // method) the SDK answers, refusing a listen request with -32020; no other request pays a scan
+  // of its body here.
   if (request.method !== "POST" || version === null || version.startsWith("2025-")) return null;
-  if (!body.includes('"subscriptions/listen"')) return null;
+  if (request.headers.get("mcp-method") !== "subscriptions/listen" || !body.includes('"subscriptions/listen"')) return null;
   const json = body.json();
   if (json === undefined) return null;
   const route = classifyInboundRequest({
@@ -74,8 +77,6 @@ export async function serveListen(request: Request, body: PostedBody, context: T
     body: json,
   });
   if (route.kind !== "modern" || route.messageKind !== "request" || route.message.method !== "subscriptions/listen") return null;
-  // SEP-2243: without its Mcp-Method header the request is the SDK's to refuse (-32020).
-  if (request.headers.get("mcp-method") === null) return null;
   const message = route.message;
   const params = paramsSchema.safeParse(message.params);
   if (!params.success) return rpcError(message, -32602, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter");
