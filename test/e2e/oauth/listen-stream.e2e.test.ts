@@ -221,7 +221,7 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
     }
   }, 90_000);
 
-  it("task ids without the Tasks extension declared are refused with -32021; a malformed filter with -32602", async () => {
+  it("task ids without the Tasks extension declared are refused with -32021; a malformed filter with -32602; no Mcp-Method with -32020", async () => {
     const undeclared = await rawListen(alice, { taskIds: ["any"] }, "undeclared", false);
     expect(undeclared.status).toBe(400);
     expect(undeclared.messages[0]?.error).toMatchObject({ code: -32021 });
@@ -229,6 +229,19 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
     expect(malformed.messages[0]?.error).toMatchObject({ code: -32602 });
     const tooMany = await rawListen(alice, { taskIds: Array.from({ length: 101 }, (_, i) => `t${i}`) }, "too-many");
     expect(tooMany.messages[0]?.error).toMatchObject({ code: -32602 });
+    // Without its Mcp-Method header (SEP-2243) the SDK refuses it before anything is opened.
+    const headerless = await fetch(stack.mcpUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": PROTOCOL, ...bearer(alice) },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "subscriptions/listen",
+        params: { _meta: requestMeta(true), notifications: { resourcesListChanged: true } },
+      }),
+    });
+    expect(headerless.status).toBe(400);
+    expect(((await headerless.json()) as Message).error).toMatchObject({ code: -32020 });
   }, 30_000);
 
   it("a user holds at most 8 listen streams on a skill; a closed stream frees its place; a catalog change is announced", async () => {
