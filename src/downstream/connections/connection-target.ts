@@ -42,6 +42,14 @@ export function ownerFor(target: Pick<ConnectionTarget, "connection">, userId: s
   return target.connection === "team" ? { kind: "team" } : { kind: "user", userId };
 }
 
+/**
+ * The account a connection acts as, as a cache key part: `team`, or `user:<userId>` (URI-encoded,
+ * so no user id can read as the team's or another member's).
+ */
+export function connectionAccountKey(owner: ConnectionOwner): string {
+  return owner.kind === "team" ? "team" : `user:${encodeURIComponent(owner.userId)}`;
+}
+
 /** The Durable Object name of an owner's connections; parts URI-encoded so no user id can forge another's. */
 export function connectionsName(tenant: string, owner: ConnectionOwner): string {
   return owner.kind === "team" ? `${encodeURIComponent(tenant)}:team` : `${encodeURIComponent(tenant)}:user:${encodeURIComponent(owner.userId)}`;
