@@ -117,6 +117,6 @@ function teamAccount(connection: ConnectionSummary) {
   return html`<span class="ok">Connected</span>: every member acts as the account <strong>${connection.connectedBy}</strong> signed in with, since ${formatTime(connection.connectedAt)}${
     connection.expiresAt === null
       ? ""
-      : html`<br><span class="muted">token renewed before ${formatTime(connection.expiresAt)}${connection.refreshedAt === null ? "" : html`, last at ${formatTime(connection.refreshedAt)}`}</span>`
+      : html`<br><span class="muted">its token expires ${formatTime(connection.expiresAt)}${connection.refreshedAt === null ? "" : html` (last refreshed ${formatTime(connection.refreshedAt)})`}</span>`
   }`;
 }

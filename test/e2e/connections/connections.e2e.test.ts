@@ -281,6 +281,66 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       ]);
     });
 
+    it("the dashboard's Connections page: the team's account and who connected it, members per server, disconnect and connect again; no token in the page; a member is refused", async () => {
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(page.getByRole("heading", { name: "Connections", exact: true }).isVisible()).resolves.toBe(true);
+      const teamSection = page.getByRole("region", { name: "Team connections" });
+      await expect(teamSection.getByText("every member acts as the account alice signed in with").isVisible()).resolves.toBe(true);
+      const members = page.getByRole("region", { name: "Per-member connections" });
+      // alice's connection to demo ended earlier on her own page; bob's stands.
+      await expect(members.getByRole("row", { name: /demo/ }).textContent()).resolves.toContain("1 member connected");
+      await saveScreenshot(page, "dashboard-connections");
+      const markup = await page.content();
+      for (const token of downstream.acceptedTokens()) expect(markup.includes(token), "token in the page").toBe(false);
+      expect(markup).not.toMatch(/access_token|refresh_token/);
+
+      const refused = await bobBrowser.newPage();
+      await refused.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(refused.getByRole("heading", { name: "Admins only" }).isVisible()).resolves.toBe(true);
+      expect(await refused.content()).not.toContain(downstream.mcpUrl);
+      await saveScreenshot(refused, "dashboard-connections-member");
+
+      await page.getByRole("button", { name: "Disconnect shared for the team" }).click();
+      await page.waitForURL((url) => url.searchParams.has("ended"));
+      await expect(page.getByRole("status").textContent()).resolves.toContain("Disconnected the team's account");
+      await expect(teamSection.getByText("Not connected").isVisible()).resolves.toBe(true);
+      const listed = await fetch(`${team.dev.baseUrl}/admin/api/connections/team`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await listed.json()) as { connections: unknown[] }).connections).toEqual([]);
+
+      // Connect again from the dashboard: the same connect page a run's link opens, then the server's own sign-in.
+      await page.getByRole("button", { name: "Connect shared for the team" }).click();
+      await page.waitForURL((url) => url.pathname.startsWith("/connect/team/"));
+      await expect(page.getByText("every member's expert calls will act as the account you connect").isVisible()).resolves.toBe(true);
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected shared" }).isVisible()).resolves.toBe(true);
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(teamSection.getByText("every member acts as the account alice signed in with").isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "dashboard-connections-reconnected");
+      expect(resultText(await call("bob", { query: "team again" }, TEAM_EXPERT))).toContain("downstream said: Hello, team again!");
+    });
+
+    it("health: the per-member server is reachable and needs each member's sign-in; the team server is probed with the team's token", async () => {
+      const response = await fetch(`${team.dev.baseUrl}/admin/api/skills/default/health`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      const health = JSON.parse(text) as { ok: boolean; servers: Array<{ server: string; ok: boolean; signIn?: string; toolCount?: number; note?: string }> };
+      const byServer = Object.fromEntries(health.servers.map((server) => [server.server, server]));
+      expect(byServer.demo).toMatchObject({ ok: true, signIn: "needs-each-member", note: expect.stringContaining("reachable, and asks for a sign-in") });
+      expect(byServer.shared).toMatchObject({ ok: true, signIn: "team-connected", toolCount: expect.any(Number) });
+      expect(health.ok).toBe(true);
+      for (const token of downstream.acceptedTokens()) expect(text.includes(token)).toBe(false);
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/servers`);
+      await page.getByRole("button", { name: "Probe default's servers now" }).click();
+      await page.waitForLoadState();
+      await expect(page.getByRole("row", { name: /demo/ }).textContent()).resolves.toContain("needs each member's sign-in");
+      await expect(page.getByRole("row", { name: /shared/ }).textContent()).resolves.toContain("as the team's account");
+      await saveScreenshot(page, "dashboard-servers-auth-health");
+    });
+
     it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {
       const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
       const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
