@@ -105,7 +105,13 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
     };
   } catch (error) {
     // The team's connection is missing (or its refresh failed): say so, and whether the server is up.
-    if (tokens !== undefined && connectionRequired(error) !== undefined) return checkSignIn(env, serverId, server, "team-not-connected");
+    const needed = tokens === undefined ? undefined : connectionRequired(error);
+    if (needed !== undefined) {
+      // No one signs in to a client-credentials server: what failed is the token request itself.
+      if (target?.grant === "client_credentials")
+        return { server: serverId, ok: false, latencyMs: Date.now() - started, signIn: "team-not-connected", error: needed.message };
+      return checkSignIn(env, serverId, server, "team-not-connected");
+    }
     const message = SlipsnisseError.is(error) ? error.toolMessage : String(error);
     return { server: serverId, ok: false, latencyMs: Date.now() - started, error: connection ? connection.redact(message) : message };
   } finally {

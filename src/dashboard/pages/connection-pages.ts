@@ -71,13 +71,22 @@ async function connectionsPage(c: DashboardContext): Promise<Response> {
 
   const teamRow = (server: AuthServer) => {
     const connection = team.find((row) => row.serverKey === server.serverKey);
+    const machine = server.target.grant === "client_credentials";
     return html`<tr><td><strong>${server.serverId}</strong> <span class="muted">in ${server.skill}</span><br><code>${server.serverKey}</code></td>
-<td>${connection === undefined ? html`<span class="warn">Not connected</span><br><span class="muted">Members' calls to it pause until an admin connects it.</span>` : teamAccount(connection)}</td>
+<td>${
+      machine
+        ? machineAccount(connection)
+        : connection === undefined
+          ? html`<span class="warn">Not connected</span><br><span class="muted">Members' calls to it pause until an admin connects it.</span>`
+          : teamAccount(connection)
+    }</td>
 <td>${connection?.scope ?? "—"}</td>
 <td>${
-      connection === undefined
-        ? html`<form class="inline" method="post" action="/admin/connections/team/connect"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="skill" value="${server.skill}"><input type="hidden" name="server" value="${server.serverId}"><button type="submit" aria-label="Connect ${server.serverId} for the team">Connect…</button></form>`
-        : html`<form class="inline" method="post" action="/admin/connections/team/disconnect"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="server" value="${server.serverKey}"><button class="danger" type="submit" aria-label="Disconnect ${server.serverId} for the team">Disconnect</button></form>`
+      machine && connection === undefined
+        ? html`<span class="muted">No sign-in needed</span>`
+        : connection === undefined
+          ? html`<form class="inline" method="post" action="/admin/connections/team/connect"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="skill" value="${server.skill}"><input type="hidden" name="server" value="${server.serverId}"><button type="submit" aria-label="Connect ${server.serverId} for the team">Connect…</button></form>`
+          : html`<form class="inline" method="post" action="/admin/connections/team/disconnect"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="server" value="${server.serverKey}"><button class="danger" type="submit" aria-label="Disconnect ${server.serverId} for the team">Disconnect</button></form>`
     }</td></tr>`;
   };
 
@@ -119,4 +128,14 @@ function teamAccount(connection: ConnectionSummary) {
       ? ""
       : html`<br><span class="muted">its token expires ${formatTime(connection.expiresAt)}${connection.refreshedAt === null ? "" : html` (last refreshed ${formatTime(connection.refreshedAt)})`}</span>`
   }`;
+}
+
+/** A team server with `grant: "client_credentials"`: the client's own account, no one signed in. */
+function machineAccount(connection: ConnectionSummary | undefined) {
+  const what = html`every member acts as the OAuth client itself (its id is the Worker secret named in <code>client_id_secret</code>); Slipsnisse fetches its token with the client's credentials, no one signs in`;
+  return connection === undefined
+    ? html`<span class="muted">No token yet</span>: ${what}. The next call fetches one.`
+    : html`<span class="ok">Client credentials</span>: ${what}. Token fetched ${formatTime(connection.refreshedAt ?? connection.connectedAt)}${
+        connection.expiresAt === null ? "" : html`, expires ${formatTime(connection.expiresAt)}`
+      }.`;
 }

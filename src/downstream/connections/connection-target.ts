@@ -14,6 +14,8 @@ export interface ConnectionTarget {
   scopes?: string[];
   clientIdSecret?: string;
   clientSecretSecret?: string;
+  /** The team's token is fetched by Slipsnisse itself with the client's credentials (no sign-in). */
+  grant?: "client_credentials";
 }
 
 /** Whose connection: a member's own, or the team's one account (auth.connection "team"). */
@@ -30,6 +32,7 @@ export function connectionTarget(skill: string, serverId: string, config: Downst
     ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }),
     ...(auth.client_id_secret === undefined ? {} : { clientIdSecret: auth.client_id_secret }),
     ...(auth.client_secret_secret === undefined ? {} : { clientSecretSecret: auth.client_secret_secret }),
+    ...(auth.grant === "client_credentials" ? { grant: "client_credentials" as const } : {}),
   };
 }
 

@@ -8,10 +8,15 @@ import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mc
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
 import { runCli } from "../../unit/cli/cli-test-io";
+import { startClientCredentialsDownstream, type ClientCredentialsDownstream } from "./client-credentials-downstream";
 import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
 
 const EXPERT = "greet_as_me";
 const TEAM_EXPERT = "greet_as_team";
+const MACHINE_EXPERT = "ask_as_client";
+const NO_GRANT_EXPERT = "ask_without_grant";
+const CC_CLIENT_ID = "slipsnisse-e2e-client";
+const CC_CLIENT_SECRET = "cc-secret-3b8e1f0a9c7d5e2b";
 const CONNECT_META = "slipsnisse.dev/connect";
 const THREAD_META = "slipsnisse.dev/thread";
 
@@ -22,6 +27,8 @@ function greetThenAnswer(request: ChatRequest): ScriptedReply {
   const user = request.messages.filter((message) => message.role === "user").at(-1);
   const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
   const offered = (request.tools ?? []).map((tool) => tool.function.name);
+  const whoami = offered.find((tool) => tool.endsWith("__whoami"));
+  if (whoami !== undefined) return toolCallsReply({ name: whoami, arguments: {} });
   return toolCallsReply({ name: offered.includes("shared__greet") ? "shared__greet" : "demo__greet", arguments: { name } });
 }
 
@@ -38,17 +45,30 @@ describe.skipIf(chromiumSkipReason !== undefined)(
   () => {
     let team: DevTeamServer;
     let downstream: SdkOAuthDownstream;
+    let machine: ClientCredentialsDownstream;
     let browser: Browser;
     let aliceBrowser: BrowserContext;
     let bobBrowser: BrowserContext;
     const sessions = new Map<string, OAuthSession>();
 
     beforeAll(async () => {
-      [team, downstream, browser] = await Promise.all([
-        startDevTeamServer({ ADMIN_USERS: "alice" }, { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d" }),
+      [team, downstream, machine, browser] = await Promise.all([
+        startDevTeamServer(
+          { ADMIN_USERS: "alice" },
+          { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d", CC_CLIENT_ID: CC_CLIENT_ID, CC_CLIENT_SECRET: CC_CLIENT_SECRET },
+        ),
         startSdkOAuthDownstream(),
+        startClientCredentialsDownstream(),
         launchChromium(),
       ]);
+      const clientCredentials = {
+        type: "oauth",
+        connection: "team",
+        grant: "client_credentials",
+        client_id_secret: "CC_CLIENT_ID",
+        client_secret_secret: "CC_CLIENT_SECRET",
+      } as const;
+      const budget = { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 };
       await loadCatalog(
         team.dev.baseUrl,
         {
@@ -57,8 +77,28 @@ describe.skipIf(chromiumSkipReason !== undefined)(
               servers: {
                 demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } },
                 shared: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
+                machine: { url: machine.mcpUrl, transport: "streamable-http", auth: { ...clientCredentials, scopes: ["crm.read"] } },
+                nogrant: { url: machine.noGrantMcpUrl, transport: "streamable-http", auth: clientCredentials },
               },
               experts: [
+                {
+                  name: MACHINE_EXPERT,
+                  description: "Asks the client-credentials server who it is.",
+                  internal_tools: { machine: ["whoami"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
+                {
+                  name: NO_GRANT_EXPERT,
+                  description: "Asks a server whose authorization server offers no client credentials.",
+                  internal_tools: { nogrant: ["whoami"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
                 {
                   name: TEAM_EXPERT,
                   description: "Greets through the demo server as the team's account.",
@@ -89,7 +129,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
 
     afterAll(async () => {
       await browser?.close();
-      await Promise.allSettled([team?.stop(), downstream?.stop()]);
+      await Promise.allSettled([team?.stop(), downstream?.stop(), machine?.stop()]);
     });
 
     async function call(login: string, args: Record<string, unknown>, expert = EXPERT): Promise<ToolCallResult> {
@@ -329,7 +369,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       const byServer = Object.fromEntries(health.servers.map((server) => [server.server, server]));
       expect(byServer.demo).toMatchObject({ ok: true, signIn: "needs-each-member", note: expect.stringContaining("reachable, and asks for a sign-in") });
       expect(byServer.shared).toMatchObject({ ok: true, signIn: "team-connected", toolCount: expect.any(Number) });
-      expect(health.ok).toBe(true);
+      // (The skill's client-credentials servers are checked in their own test.)
       for (const token of downstream.acceptedTokens()) expect(text.includes(token)).toBe(false);
 
       const page = await aliceBrowser.newPage();
@@ -339,6 +379,40 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       await expect(page.getByRole("row", { name: /demo/ }).textContent()).resolves.toContain("needs each member's sign-in");
       await expect(page.getByRole("row", { name: /shared/ }).textContent()).resolves.toContain("as the team's account");
       await saveScreenshot(page, "dashboard-servers-auth-health");
+    });
+
+    it("client credentials: a member's call goes through at once as the OAuth client, no one signs in; a server whose authorization server offers no such grant is an error, and gets no secret", async () => {
+      const first = await call("bob", { query: "who" }, MACHINE_EXPERT);
+      expect(first._meta?.[CONNECT_META]).toBeUndefined();
+      expect(resultText(first)).toContain(`downstream said: client ${CC_CLIENT_ID}`);
+      // client_secret_basic with the Worker secrets' values, once: the next call reuses the token.
+      expect(machine.tokenRequests().offered).toEqual([`${CC_CLIENT_ID}:${CC_CLIENT_SECRET}`]);
+      expect(resultText(await call("alice", { query: "again" }, MACHINE_EXPERT))).toContain(`downstream said: client ${CC_CLIENT_ID}`);
+      expect(machine.tokenRequests().offered).toHaveLength(1);
+      expect(machine.acceptedTokens()).toHaveLength(1);
+
+      const refused = await call("bob", { query: "who" }, NO_GRANT_EXPERT);
+      expect(refused.isError).toBe(true);
+      expect(resultText(refused)).toContain("does not list `client_credentials` in grant_types_supported, so no client secret was sent");
+      expect(machine.tokenRequests().notOffered).toEqual([]);
+
+      const health = (await (
+        await fetch(`${team.dev.baseUrl}/admin/api/skills/default/health`, { headers: { Authorization: `Bearer ${team.adminToken}` } })
+      ).json()) as { servers: Array<{ server: string; ok: boolean; signIn?: string; error?: string }> };
+      expect(health.servers.find((server) => server.server === "machine")).toMatchObject({ ok: true, signIn: "team-connected" });
+      expect(health.servers.find((server) => server.server === "nogrant")).toMatchObject({
+        ok: false,
+        signIn: "team-not-connected",
+        error: expect.stringContaining("its token could not be fetched with the client credentials: its authorization server's metadata does not list"),
+      });
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(page.getByRole("row", { name: /machine/ }).textContent()).resolves.toContain("every member acts as the OAuth client itself");
+      await expect(page.getByRole("row", { name: /nogrant/ }).textContent()).resolves.toContain("No sign-in needed");
+      await saveScreenshot(page, "dashboard-connections-client-credentials");
+      const markup = await page.content();
+      for (const secret of [CC_CLIENT_SECRET, ...machine.acceptedTokens()]) expect(markup.includes(secret)).toBe(false);
     });
 
     it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {
@@ -383,8 +457,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(
     });
 
     it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
-      const tokens = downstream.acceptedTokens();
-      expect(tokens.length).toBeGreaterThan(0);
+      const tokens = [...downstream.acceptedTokens(), ...machine.acceptedTokens(), CC_CLIENT_SECRET];
+      expect(tokens.length).toBeGreaterThan(2);
       const runs = await fetch(`${team.dev.baseUrl}/admin/api/runs?limit=50`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
       const records = await runs.text();
       expect(runs.status).toBe(200);
