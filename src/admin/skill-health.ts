@@ -132,7 +132,10 @@ async function checkSignIn(
   const started = Date.now();
   const probe = await probeSignIn(serverId, server, env);
   const latencyMs = Date.now() - started;
-  if (!probe.reachable) return { server: serverId, ok: false, latencyMs, signIn, error: `the server is not reachable: ${probe.reason}` };
+  if (!probe.reachable) {
+    const team = signIn === "team-not-connected" ? "not connected for the team, and " : "";
+    return { server: serverId, ok: false, latencyMs, signIn, error: `${team}probed without credentials, ${probe.reason}` };
+  }
   const up = probe.asksSignIn ? "reachable, and asks for a sign-in" : `reachable (it answered HTTP ${probe.status} without asking for a sign-in)`;
   if (signIn === "team-not-connected")
     return {

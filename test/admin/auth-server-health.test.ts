@@ -59,16 +59,22 @@ describe("health of servers with auth", () => {
     expect(stats.authorizations).toEqual([]);
   });
 
-  it("a per-member server that is down, or answers 404, is failing and says why", async () => {
+  it("a per-member server that is down, answers 404, or refuses without saying how to sign in is failing and says why", async () => {
     const base = taggedBase(fixtures.echo, "health-member-down");
     const answer = await health(uniqueSkill("health-down"), {
       gone: { url: `${fixtures.dead}/mcp`, transport: "streamable-http", connect_timeout_ms: 2_000, auth: { type: "oauth" } },
       wrong: { url: `${base}/no-such-endpoint`, transport: "streamable-http", auth: { type: "oauth" } },
+      bare: { url: `${base}/mcp-401-bare`, transport: "streamable-http", auth: { type: "oauth" } },
     });
     expect(answer.ok).toBe(false);
     const byServer = Object.fromEntries(answer.servers.map((server) => [server.server, server]));
-    expect(byServer.gone).toMatchObject({ ok: false, signIn: "needs-each-member", error: expect.stringContaining("the server is not reachable") });
-    expect(byServer.wrong).toMatchObject({ ok: false, error: "the server is not reachable: it answered HTTP 404" });
+    expect(byServer.gone).toMatchObject({
+      ok: false,
+      signIn: "needs-each-member",
+      error: expect.stringContaining("probed without credentials, it is not reachable"),
+    });
+    expect(byServer.wrong).toMatchObject({ ok: false, error: "probed without credentials, it answered HTTP 404 to a request without credentials" });
+    expect(byServer.bare).toMatchObject({ ok: false, error: expect.stringContaining("answered 401 without a Bearer challenge") });
   });
 
   it("a team server is probed with the team's token: its tools as the team's account, and missing whitelisted tools", async () => {

@@ -142,4 +142,25 @@ describe("dashboard Connections page (issue 19)", () => {
     expect(bare.status).toBe(502);
     await expect(bare.text()).resolves.toContain("bare cannot be connected: it serves no OAuth metadata");
   });
+
+  it("hostile input: a connector's name with markup is text, and a form naming no URL, an oversized one or another skill's server does nothing", async () => {
+    const { skill, crmUrl } = await skillWithAuthServers();
+    await seed(
+      { kind: "team" },
+      { serverId: "crm", skill, url: crmUrl, connection: "team" },
+      { access_token: TEAM_ACCESS, token_type: "Bearer" },
+      "<script>alert(1)</script>",
+    );
+    const alice = await signInAs("alice");
+    const page = await (await dashboardFetch("/admin/connections", { headers: { cookie: alice } })).text();
+    expect(sectionOf(page, "crm", skill)).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(page).not.toContain("<script>alert(1)");
+    const csrf = csrfIn(page);
+    for (const server of ["not a url", `https://x.example/${"a".repeat(5_000)}`]) {
+      expect((await dashboardFetch("/admin/connections/team/disconnect", form({ csrf, server }, alice))).status).toBe(400);
+    }
+    expect((await dashboardFetch("/admin/connections/team/connect", form({ csrf, skill: "../etc", server: "crm" }, alice))).status).toBe(400);
+    expect((await dashboardFetch("/admin/connections/team/connect", form({ csrf, skill: uniqueSkill("none"), server: "crm" }, alice))).status).toBe(404);
+    expect(await connectionsStub(env, { kind: "team" }).status(crmUrl)).not.toBeNull();
+  });
 });

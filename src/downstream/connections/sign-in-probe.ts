@@ -9,6 +9,7 @@ export type SignInProbe =
   | { reachable: true; asksSignIn: true }
   /** It answered without asking for a sign-in (some servers serve `initialize` to anyone). */
   | { reachable: true; asksSignIn: false; status: number }
+  /** Down, or answered in a way no client can sign in with; `reason` is a sentence naming which. */
   | { reachable: false; reason: string };
 
 /**
@@ -45,10 +46,10 @@ export async function probeSignIn(serverId: string, config: DownstreamServerConf
     if (response.status === 401)
       return { reachable: false, reason: "it answered 401 without a Bearer challenge (WWW-Authenticate), so no client can learn how to sign in" };
     if (response.ok) return { reachable: true, asksSignIn: false, status: response.status };
-    return { reachable: false, reason: `it answered HTTP ${response.status}` };
+    return { reachable: false, reason: `it answered HTTP ${response.status} to a request without credentials` };
   } catch (error) {
-    if (SlipsnisseError.is(error)) return { reachable: false, reason: error.message };
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
-    return { reachable: false, reason: timedOut ? `no answer within ${config.connect_timeout_ms} ms` : String(error).slice(0, 300) };
+    const why = timedOut ? `no answer within ${config.connect_timeout_ms} ms` : SlipsnisseError.is(error) ? error.message : String(error);
+    return { reachable: false, reason: `it is not reachable: ${why.slice(0, 300)}` };
   }
 }
