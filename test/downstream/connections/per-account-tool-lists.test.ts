@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { expertSchema } from "../../../src/catalog/catalog-schema";
 import { DownstreamPool } from "../../../src/downstream/downstream-pool";
+import { cachedListings } from "../../../src/experts/tools/expert-tool-annotations";
 import type { TokenSource } from "../../../src/downstream/connections/token-source";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
 import { echoBase, serverConfig, uniqueSkill } from "../downstream-test-helpers";
@@ -82,5 +84,15 @@ describe("tool lists of servers with auth, per account", () => {
     expect(names(await session(skill, url, undefined, "dave").listTools("mail"))).toEqual(["mailbox", "only_dave"]);
     expect(names(await session(skill, url, undefined, "erin").listTools("mail"))).toEqual(["mailbox", "only_erin"]);
     expect(names(await session(skill, url, "u-frank", "frank").listTools("mail"))).toEqual(["mailbox", "only_frank"]);
+  });
+
+  it("an expert's annotations never come from one member's listing of a server with auth", async () => {
+    const base = echoBase("accounts-annotations");
+    const url = `${base}/mcp-accounts`;
+    const skill = uniqueSkill("annotations");
+    const servers = { mail: serverConfig({ url, transport: "streamable-http", auth: { type: "oauth" } }) };
+    await session(skill, url, "u-alice", "alice").listTools("mail");
+    const experts = [expertSchema.parse({ name: "ask", description: "d", provider: "google", internal_tools: { mail: ["mailbox"] } })];
+    expect((await cachedListings(env.CACHE, skill, servers, experts)).get("mail")).toBeUndefined();
   });
 });
