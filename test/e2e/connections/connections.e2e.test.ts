@@ -8,13 +8,14 @@ import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mc
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
 import { runCli } from "../../unit/cli/cli-test-io";
-import { startClientCredentialsDownstream, type ClientCredentialsDownstream } from "./client-credentials-downstream";
+import { startMockOAuthDownstream, type MockOAuthDownstream } from "./mock-oauth-downstream";
 import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
 
 const EXPERT = "greet_as_me";
 const TEAM_EXPERT = "greet_as_team";
 const MACHINE_EXPERT = "ask_as_client";
 const NO_GRANT_EXPERT = "ask_without_grant";
+const ACCOUNTS_EXPERT = "list_my_tools";
 const CC_CLIENT_ID = "slipsnisse-e2e-client";
 const CC_CLIENT_SECRET = "cc-secret-3b8e1f0a9c7d5e2b";
 const CONNECT_META = "slipsnisse.dev/connect";
@@ -27,6 +28,7 @@ function greetThenAnswer(request: ChatRequest): ScriptedReply {
   const user = request.messages.filter((message) => message.role === "user").at(-1);
   const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
   const offered = (request.tools ?? []).map((tool) => tool.function.name);
+  if (offered.some((tool) => tool.startsWith("accounts__"))) return textReply(`offered: ${offered.join(",")}`);
   const whoami = offered.find((tool) => tool.endsWith("__whoami"));
   if (whoami !== undefined) return toolCallsReply({ name: whoami, arguments: {} });
   return toolCallsReply({ name: offered.includes("shared__greet") ? "shared__greet" : "demo__greet", arguments: { name } });
@@ -45,7 +47,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
   () => {
     let team: DevTeamServer;
     let downstream: SdkOAuthDownstream;
-    let machine: ClientCredentialsDownstream;
+    let machine: MockOAuthDownstream;
     let browser: Browser;
     let aliceBrowser: BrowserContext;
     let bobBrowser: BrowserContext;
@@ -58,7 +60,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
           { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d", CC_CLIENT_ID: CC_CLIENT_ID, CC_CLIENT_SECRET: CC_CLIENT_SECRET },
         ),
         startSdkOAuthDownstream(),
-        startClientCredentialsDownstream(),
+        startMockOAuthDownstream(),
         launchChromium(),
       ]);
       const clientCredentials = {
@@ -79,8 +81,25 @@ describe.skipIf(chromiumSkipReason !== undefined)(
                 shared: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
                 machine: { url: machine.mcpUrl, transport: "streamable-http", auth: { ...clientCredentials, scopes: ["crm.read"] } },
                 nogrant: { url: machine.noGrantMcpUrl, transport: "streamable-http", auth: clientCredentials },
+                // Each member signs in as their own account (a pre-registered client: the mock has no DCR);
+                // each account is shown a tool of its own, which first sight pins without review.
+                accounts: {
+                  url: machine.accountsMcpUrl,
+                  transport: "streamable-http",
+                  auto_approve_new_tools: true,
+                  auth: { type: "oauth", client_id_secret: "CC_CLIENT_ID", client_secret_secret: "CC_CLIENT_SECRET" },
+                },
               },
               experts: [
+                {
+                  name: ACCOUNTS_EXPERT,
+                  description: "Says which tools of the accounts server it was offered.",
+                  internal_tools: { accounts: ["mailbox", "only_*"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
                 {
                   name: MACHINE_EXPERT,
                   description: "Asks the client-credentials server who it is.",
@@ -413,6 +432,28 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       await saveScreenshot(page, "dashboard-connections-client-credentials");
       const markup = await page.content();
       for (const secret of [CC_CLIENT_SECRET, ...machine.acceptedTokens()]) expect(markup.includes(secret)).toBe(false);
+    });
+
+    it("tool lists per account: alice and bob, signed in as different accounts of one server, are each offered only their own account's tools", async () => {
+      const connectAccounts = async (login: string, context: BrowserContext): Promise<string> => {
+        const paused = await call(login, { query: "tools" }, ACCOUNTS_EXPERT);
+        const meta = paused._meta?.[CONNECT_META] as { url: string; server: string };
+        expect(meta.server).toBe("accounts");
+        const page = await openAs(context, login, meta.url);
+        await page.getByRole("link", { name: /^Continue to / }).click();
+        await page.waitForURL((next) => next.pathname === "/connect/callback");
+        await expect(page.getByRole("heading", { name: "Connected accounts" }).isVisible()).resolves.toBe(true);
+        return resultText(await call(login, { query: "tools", thread: String(paused._meta?.[THREAD_META]) }, ACCOUNTS_EXPERT));
+      };
+      // alice's session lists the server first (and caches it); bob's session of the same skill comes after.
+      const alice = await connectAccounts("alice", aliceBrowser);
+      expect(alice).toContain("accounts__only_acct1");
+      const bob = await connectAccounts("bob", bobBrowser);
+      expect(bob).toContain("accounts__only_acct2");
+      expect(bob).not.toContain("acct1");
+      expect(bob).toContain("accounts__mailbox");
+      // A fresh call of each is served from their own cached listing.
+      expect(resultText(await call("alice", { query: "tools again" }, ACCOUNTS_EXPERT))).not.toContain("acct2");
     });
 
     it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {

@@ -7,9 +7,15 @@ import { z } from "zod";
 import { readJsonBody } from "../../fixtures/fixture-stats";
 import { listenOnLoopback, type LoopbackServer } from "../../fixtures/loopback-http";
 
-export interface ClientCredentialsDownstream {
+export interface MockOAuthDownstream {
   /** An MCP server whose authorization server offers `client_credentials`. */
   mcpUrl: string;
+  /**
+   * The same authorization server's accounts, each signed in through the authorization-code
+   * grant: the n-th access token issued is account `acct<n>`, and this server lists `mailbox` and
+   * `only_acct<n>` to it (a server that shows each account its own tools).
+   */
+  accountsMcpUrl: string;
   /** The same MCP server behind an authorization server whose metadata does not list the grant. */
   noGrantMcpUrl: string;
   /** Basic credentials each authorization server's token endpoint received, decoded (`id:secret`). */
@@ -25,6 +31,9 @@ interface Issuer {
   requests: string[];
 }
 
+/** The account an authorization-code token is for: its `sub`, set per token in startIssuer. */
+const ACCOUNT_CLAIM = "sub";
+
 /** oauth2-mock-server on loopback, its metadata naming client_secret_basic; `grants` overrides grant_types_supported. */
 async function startIssuer(grants?: string[]): Promise<Issuer> {
   const server = new OAuth2Server();
@@ -36,12 +45,20 @@ async function startIssuer(grants?: string[]): Promise<Issuer> {
     response.body.token_endpoint_auth_methods_supported = ["client_secret_basic"];
     if (grants !== undefined) response.body.grant_types_supported = grants;
   });
-  server.service.on("beforeTokenSigning", (token: { payload: Record<string, unknown> }, req: IncomingMessage) => {
+  let accounts = 0;
+  server.service.on("beforeTokenSigning", (token: { payload: Record<string, unknown> }, req: IncomingMessage & { body?: Record<string, unknown> }) => {
+    // An id token (it names its audience) is not what an MCP server is sent: only access tokens count.
+    if (token.payload.aud !== undefined) return;
     const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? "")?.[1];
     const decoded = basic === undefined ? "" : Buffer.from(basic, "base64").toString("utf8");
     requests.push(decoded);
     // The client the token was issued to, as a real authorization server records it.
     token.payload.client_id = decodeURIComponent(decoded.split(":")[0] ?? "");
+    // Each browser sign-in is another account (this server's /authorize asks nobody who they are).
+    if (req.body?.grant_type === "authorization_code") {
+      accounts += 1;
+      token.payload[ACCOUNT_CLAIM] = `acct${accounts}`;
+    }
   });
   return { server, url, requests };
 }
@@ -49,12 +66,12 @@ async function startIssuer(grants?: string[]): Promise<Issuer> {
 /**
  * A real MCP SDK server (tool `whoami`: the client id its token was issued to) whose tokens come
  * from oauth2-mock-server, a real OAuth 2 server on loopback that implements the client-credentials
- * grant. The MCP server serves protected-resource metadata (RFC 9728) naming its authorization
+ * and authorization-code (PKCE) grants; its /authorize approves at once. The MCP server serves protected-resource metadata (RFC 9728) naming its authorization
  * server and checks every bearer token's signature against that server's keys; without a valid
  * one it answers 401 with a Bearer challenge. `/mcp-nogrant` is the same behind a second
  * authorization server whose metadata lists no `client_credentials`.
  */
-export async function startClientCredentialsDownstream(): Promise<ClientCredentialsDownstream> {
+export async function startMockOAuthDownstream(): Promise<MockOAuthDownstream> {
   const [offered, notOffered] = await Promise.all([startIssuer(), startIssuer(["authorization_code"])]);
   const accepted: string[] = [];
   let resource: LoopbackServer | undefined;
@@ -69,7 +86,7 @@ export async function startClientCredentialsDownstream(): Promise<ClientCredenti
         .end(JSON.stringify({ resource: `${origin}${mcpPath}`, authorization_servers: [issuerFor(mcpPath).url], bearer_methods_supported: ["header"] }));
       return;
     }
-    if (path !== "/mcp" && path !== "/mcp-nogrant") {
+    if (path !== "/mcp" && path !== "/mcp-nogrant" && path !== "/mcp-accounts") {
       res.writeHead(404).end("not found");
       return;
     }
@@ -89,9 +106,19 @@ export async function startClientCredentialsDownstream(): Promise<ClientCredenti
     const body = await readJsonBody(req);
     const server = new McpServer({ name: "client-credentials", version: "1.0.0" });
     const clientId = String(verified.client_id ?? "unknown");
-    server.registerTool("whoami", { description: "The OAuth client this call is made as.", inputSchema: { note: z.string().optional() } }, async () => ({
-      content: [{ type: "text", text: `client ${clientId}` }],
-    }));
+    if (path === "/mcp-accounts") {
+      const account = String(verified[ACCOUNT_CLAIM] ?? "nobody").replace(/[^a-z0-9]/gi, "");
+      server.registerTool("mailbox", { description: "Your mailbox.", inputSchema: { folder: z.string().optional() } }, async () => ({
+        content: [{ type: "text", text: `mailbox of ${account}` }],
+      }));
+      server.registerTool(`only_${account}`, { description: "A tool only this account has.", inputSchema: {} }, async () => ({
+        content: [{ type: "text", text: account }],
+      }));
+    } else {
+      server.registerTool("whoami", { description: "The OAuth client this call is made as.", inputSchema: { note: z.string().optional() } }, async () => ({
+        content: [{ type: "text", text: `client ${clientId}` }],
+      }));
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {
       void transport.close();
@@ -104,6 +131,7 @@ export async function startClientCredentialsDownstream(): Promise<ClientCredenti
   return {
     mcpUrl: `${origin}/mcp`,
     noGrantMcpUrl: `${origin}/mcp-nogrant`,
+    accountsMcpUrl: `${origin}/mcp-accounts`,
     tokenRequests: () => ({ offered: [...offered.requests], notOffered: [...notOffered.requests] }),
     acceptedTokens: () => [...accepted],
     stop: async () => {
