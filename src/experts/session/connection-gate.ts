@@ -50,6 +50,32 @@ export async function connectionGate(
   return undefined;
 }
 
+/** Servers a client that can open a URL mid-call is asked to connect, one after another, in one run. */
+const MAX_MID_CALL_CONNECTS = 4;
+
+/**
+ * The gate as a run meets it: first the flow a 2026-07-28 client's retry says its user went to
+ * finish (`awaitConnect`), then the gate; with a client that can open a URL mid-call
+ * (`onConnect`), the call waits while the user connects, one round per server. Undefined when
+ * every server the expert uses is connected.
+ */
+export async function gateRun(
+  env: Env,
+  pool: DownstreamPool,
+  run: { skill: string; config: SkillConfig; expert: ExpertConfig; user: UserProps; origin: string },
+  client: { awaitConnect?: { flowId: string; connection: "user" | "team" } | undefined; onConnect?: ConnectPrompter | undefined; signal: AbortSignal },
+): Promise<GateOutcome> {
+  const { skill, config, expert, user, origin } = run;
+  const timeoutMs = expert.user_input_timeout_ms;
+  if (client.awaitConnect) await awaitFlow(env, client.awaitConnect, user.userId, timeoutMs, client.signal);
+  let gate = await connectionGate(env, pool, skill, config, expert, user, origin);
+  for (let round = 0; client.onConnect && gate !== undefined && "connect" in gate && round < MAX_MID_CALL_CONNECTS; round++) {
+    if (!(await connectMidCall(env, gate.connect, gate.text, user.userId, client.onConnect, timeoutMs, client.signal))) break;
+    gate = await connectionGate(env, pool, skill, config, expert, user, origin);
+  }
+  return gate;
+}
+
 /**
  * Shows the connect page to the user mid-call (URL-mode elicitation, SEP-1036) and later tells
  * the client the flow is done; passed over Durable Object RPC by a surface that can reach the

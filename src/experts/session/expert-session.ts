@@ -32,7 +32,8 @@ import { SessionTasks, type TaskInputReply } from "./session-tasks";
 import { SessionListeners } from "./session-listeners";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
-import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
+import { type ConnectPrompter, type ConnectRequest, gateRun, pausedForConnection } from "./connection-gate";
+import { IN_FLIGHT_GRACE_MS, RunsInFlight } from "./runs-in-flight";
 import { objectEnv } from "../limits/d1-call-path-seam";
 import { LimitCounters } from "../limits/limit-counters";
 
@@ -47,9 +48,7 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly threads: ThreadStore;
   private readonly paused: PausedRuns;
   private pool: { key: string; pool: DownstreamPool } | null = null;
-  private readonly inFlight = new Map<string, InFlightRun>();
-  /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
-  private readonly byRequest = new Map<string, Set<string>>();
+  private readonly inFlight = new RunsInFlight();
   private readonly tasks: SessionTasks;
   /** The user's `subscriptions/listen` streams (2026-07-28), as hibernatable WebSockets (session-listeners.ts). */
   private readonly listeners: SessionListeners;
@@ -181,10 +180,7 @@ export class ExpertSession extends DurableObject<Env> {
     }
     // Minted before the run row so the record names the thread a new conversation starts.
     const threadId = refusedThread ? null : (request.thread ?? this.threads.create(expert.name, startedAt));
-    const controller = new AbortController();
-    this.inFlight.set(request.runId, { controller, startedAt, timeoutMs: expert.budget.timeout_ms });
-    const key = request.mcpRequest ? requestKey(request.mcpRequest) : undefined;
-    if (key !== undefined) this.byRequest.set(key, (this.byRequest.get(key) ?? new Set()).add(request.runId));
+    const signal = this.inFlight.begin(request.runId, { startedAt, timeoutMs: expert.budget.timeout_ms, mcpRequest: request.mcpRequest });
     const trace = startRunTrace(this.env, request, skill.config, expert);
     this.runs.start({
       id: request.runId,
@@ -217,14 +213,12 @@ export class ExpertSession extends DurableObject<Env> {
       const pool = this.poolFor(request.skill, skill.config, request.user.userId);
       // A server that signs each user in, not yet connected: the run pauses with the link (connection-gate.ts).
       const origin = request.origin ?? publicOrigin(this.env);
-      if (request.awaitConnect) await awaitFlow(this.env, request.awaitConnect, request.user.userId, expert.user_input_timeout_ms, controller.signal);
-      let gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
-      // A client that can open a URL mid-call: the call waits while the user connects (one round per server).
-      for (let round = 0; onConnect && gate !== undefined && "connect" in gate && round < 4; round++) {
-        const timeout = expert.user_input_timeout_ms;
-        if (!(await connectMidCall(this.env, gate.connect, gate.text, request.user.userId, onConnect, timeout, controller.signal))) break;
-        gate = await connectionGate(this.env, pool, request.skill, skill.config, expert, request.user, origin);
-      }
+      const gate = await gateRun(
+        this.env,
+        pool,
+        { skill: request.skill, config: skill.config, expert, user: request.user, origin },
+        { awaitConnect: request.awaitConnect, onConnect, signal },
+      );
       if (gate !== undefined && "error" in gate) throw gate.error;
       if (gate !== undefined) {
         connect = gate.connect;
@@ -241,7 +235,7 @@ export class ExpertSession extends DurableObject<Env> {
           history,
           model,
           tools: waits.tools(trace.tools(pool)),
-          signal: controller.signal,
+          signal,
           onStep: (progress) => {
             report(onProgress, progress);
             this.live.step(request.runId, progress);
@@ -251,8 +245,7 @@ export class ExpertSession extends DurableObject<Env> {
     } catch (error) {
       result = failedRun(error, startedAt);
     } finally {
-      this.inFlight.delete(request.runId);
-      if (key !== undefined) forget(this.byRequest, key, request.runId);
+      this.inFlight.end(request.runId);
     }
     const settled = settleRunLimits(this.limiter, this.counters, this.ctx.storage, request, limits.reservation, skill.config, expert, result.usage);
     if (settled) this.ctx.waitUntil(settled);
@@ -313,22 +306,14 @@ export class ExpertSession extends DurableObject<Env> {
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
   async cancel(runId: string): Promise<boolean> {
-    const controller = this.inFlight.get(runId)?.controller;
-    controller?.abort(new DOMException("The client cancelled the expert call.", "AbortError"));
-    return controller !== undefined;
+    return this.inFlight.cancel(runId);
   }
 
-  /**
-   * A client's `notifications/cancelled` names its JSON-RPC request, not our run. This object
-   * belongs to the caller (tenant, skill and user), so a cancel can only ever reach the
-   * caller's own runs. Within them, a request id is unique per connection only: two
-   * connections of the same user without a session id to tell them apart (stateless 2025
-   * Streamable HTTP issues none) may both have request 5 in flight. Then the cancel is
-   * ambiguous and aborts nothing, because stopping the wrong one of the user's runs is worse
-   * than letting the right one finish; it is logged. A cancel that overtakes its own call
-   * (before the run started here) finds nothing, which the spec allows: a receiver may ignore a
-   * cancel for a request it does not know.
-   */
+  /** A client's `notifications/cancelled`, by the request it names (runs-in-flight.ts). */
+  async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
+    return this.inFlight.cancelRequest(ref);
+  }
+
   /**
    * Waits for the client's reply to a request the MCP surface sent it on a stateless 2025 call's
    * stream (client-replies.ts); the reply arrives by `deliverClientReply` from another request.
@@ -340,17 +325,6 @@ export class ExpertSession extends DurableObject<Env> {
   /** A client's reply to a request it was sent mid-call; false when no run here waits for it. */
   async deliverClientReply(requestId: string, reply: ClientReply): Promise<boolean> {
     return this.clientReplies.deliver(requestId, reply);
-  }
-
-  async cancelRequest(ref: McpRequestRef): Promise<CancelByRequestOutcome> {
-    const runIds = [...(this.byRequest.get(requestKey(ref)) ?? [])];
-    if (runIds.length > 1) {
-      log("warn", "ambiguous cancel: several runs share the request id", { requestId: ref.requestId, runs: runIds.length });
-      return "ambiguous";
-    }
-    const [runId] = runIds;
-    if (runId === undefined) return "not_found";
-    return (await this.cancel(runId)) ? "cancelled" : "not_found";
   }
 
   /** The member's own threads (newest first), for /me/api. */
@@ -447,22 +421,7 @@ export class ExpertSession extends DurableObject<Env> {
 
   /** The earliest of the alarm's jobs (session-alarm.ts): retention, tasks, the index outbox, runs in flight. */
   private nextAlarm(retentionDue: number | null, now: number): number | null {
-    return earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.inFlightCheck(now), this.countersDue(now));
-  }
-
-  /**
-   * When to look again while runs are in flight: just after the first one's timeout, by which it
-   * has ended unless a restart cut it off (and then the fresh instance this alarm wakes indexes
-   * it). A run still going past its timeout (a slow abort) is looked at again a timeout later.
-   */
-  private inFlightCheck(now: number): number | null {
-    let due: number | null = null;
-    for (const run of this.inFlight.values()) {
-      const deadline = run.startedAt + run.timeoutMs + IN_FLIGHT_GRACE_MS;
-      const check = deadline > now ? deadline : now + run.timeoutMs;
-      due = due === null ? check : Math.min(due, check);
-    }
-    return due;
+    return earliest(retentionDue, this.tasks.nextDue(now), this.indexOutbox.dueAt(), this.inFlight.nextCheck(now), this.countersDue(now));
   }
 
   /**
@@ -508,31 +467,10 @@ export class ExpertSession extends DurableObject<Env> {
   }
 }
 
-/** A run this instance is running: how to cancel it, and when it should have ended (its budget's timeout). */
-interface InFlightRun {
-  controller: AbortController;
-  startedAt: number;
-  timeoutMs: number;
-}
-
-/** How long after a run's timeout the alarm looks for it: the runner's own end (abort, synthesis, record) comes first. */
-const IN_FLIGHT_GRACE_MS = 5_000;
-
 /** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
 function sessionSkill(name: string | undefined): string | undefined {
   const part = name?.split(":")[1];
   return part === undefined ? undefined : decodeURIComponent(part);
-}
-
-/** Request ids 1 and "1" are different JSON-RPC ids, so the key keeps the type. */
-function requestKey(ref: McpRequestRef): string {
-  return JSON.stringify([ref.connection ?? null, ref.requestId]);
-}
-
-function forget(index: Map<string, Set<string>>, key: string, runId: string): void {
-  const runs = index.get(key);
-  runs?.delete(runId);
-  if (runs?.size === 0) index.delete(key);
 }
 
 /** Progress is best effort: once the caller's request is gone the callback stub throws. */
