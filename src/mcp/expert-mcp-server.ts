@@ -22,6 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
+import { RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
@@ -54,6 +55,12 @@ export interface ExpertServerContext {
   origin?: string;
   /** The request's own SSE stream, for requests to the client mid-call on stateless Streamable HTTP. */
   callStream?: CallStream;
+  /**
+   * Whether the client declared MCP Apps (`io.modelcontextprotocol/ui`, run-app.ts): then the
+   * expert tools link the run view, its `ui://` page is a resource, and run reads carry the
+   * waterfall as HTML. Without it the server is exactly what it was before the app existed.
+   */
+  ui?: boolean;
 }
 
 /**
@@ -72,6 +79,7 @@ export function buildExpertServer({
   tasks = false,
   origin,
   callStream,
+  ui = false,
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
@@ -90,10 +98,11 @@ export function buildExpertServer({
     // A catalog change swaps every expert tool (replaceExpertTools): one notification, not one per tool.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  registerRunResources(server, { env, skill: skill.name, user });
+  registerRunResources(server, { env, skill: skill.name, user, ui });
+  if (ui) registerRunApp(server);
   expertTools.set(
     server,
-    registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged, ...(origin === undefined ? {} : { origin }) }),
+    registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged, ui, ...(origin === undefined ? {} : { origin }) }),
   );
   return server;
 }
@@ -101,7 +110,7 @@ export function buildExpertServer({
 /** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
 const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
-type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin">;
+type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui">;
 
 /** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
@@ -110,7 +119,7 @@ function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boo
 
 function registerExpertTools(
   server: McpServer,
-  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin }: ToolContext,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin, ui = false }: ToolContext,
 ): RegisteredTool[] {
   const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {
@@ -122,6 +131,8 @@ function registerExpertTools(
         inputSchema: compiledInputSchema(expert, skill.config.tool_policy),
         ...compiledOutputSchema(expert),
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
+        // The run view (run-app.ts), only for a client that declared MCP Apps.
+        ...(ui ? { _meta: RUN_APP_TOOL_META } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
       async (args, ctx) => {
@@ -194,7 +205,7 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream">,
+  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream" | "ui">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,

@@ -18,6 +18,7 @@ import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor,
 import { readBoundedBody } from "./request-body-limit";
 import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
+import { requestDeclaresUi } from "./run-app";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -50,6 +51,8 @@ interface RequestProps {
   listings?: CachedListings;
   /** The response stream, for requests to the client mid-call (mid-call-requests.ts). */
   callStream?: CallStream;
+  /** The client declared MCP Apps (run-app.ts): its connection id says so (2025), or the request's envelope (2026-07-28). */
+  ui?: boolean;
 }
 
 /**
@@ -80,7 +83,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection, listings, callStream } = requestProps();
+        const { user, skill, connection, listings, callStream, ui } = requestProps();
         return buildExpertServer({
           env,
           skill,
@@ -91,6 +94,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
           era,
           tasks: era === "legacy",
           ...(callStream ? { callStream } : {}),
+          ...(ui ? { ui } : {}),
         });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
@@ -159,7 +163,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     }
     if (connection === undefined) minted = connectionIdFor(initializeCapabilities(body.bytes));
     const resumable = resumableCallId(request, body.bytes);
-    if (resumable !== undefined || (connection !== undefined && capabilitiesOfConnection(connection))) {
+    const declared = capabilitiesOfConnection(connection);
+    if (resumable !== undefined || declared?.elicitation) {
       props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
     }
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
@@ -167,6 +172,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     const taskAnswer =
       (await serveTaskRequest(request, body.bytes, { env, skill, user })) ?? (await serveTasksExtension(request, body.bytes, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
+    // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
+    if (declared?.extensions !== undefined || (isModern(request) && requestDeclaresUi(body.bytes))) props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
@@ -183,6 +190,12 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
   }
   return withAllowOn405(response);
+}
+
+/** A 2026-07-28 request (no protocol session: it names its revision on every request). */
+function isModern(request: Request): boolean {
+  const version = request.headers.get("mcp-protocol-version");
+  return version !== null && !/^202[45]-/.test(version);
 }
 
 /** The `Mcp-Session-Id` minted for a client that declared elicitation, on its `initialize` answer. */
