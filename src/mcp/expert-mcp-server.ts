@@ -102,7 +102,19 @@ export function buildExpertServer({
   if (ui) registerRunApp(server);
   expertTools.set(
     server,
-    registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged, ui, ...(origin === undefined ? {} : { origin }) }),
+    registerExpertTools(server, {
+      env,
+      skill,
+      user,
+      connection,
+      listings,
+      era,
+      tasks,
+      callStream,
+      listChanged,
+      ui,
+      ...(origin === undefined ? {} : { origin }),
+    }),
   );
   return server;
 }
@@ -110,7 +122,10 @@ export function buildExpertServer({
 /** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
 const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
-type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui">;
+type ToolContext = Pick<
+  ExpertServerContext,
+  "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui"
+>;
 
 /** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {

@@ -1,4 +1,5 @@
 import { WATERFALL_STYLE } from "../experts/trace/run-waterfall";
+import { UnsafeRunViewTextError } from "./mcp-errors";
 
 /*
  * The run view's page (run-app.ts): one document, its style and script inline, nothing loaded
@@ -263,7 +264,8 @@ for (const [element, text] of [
   ["style", STYLE],
   ["script", SCRIPT],
 ] as const) {
-  if (/<\/(?:style|script)|<!--/i.test(text)) throw new Error(`The run view's ${element} would end early.`);
+  const found = /<\/(?:style|script)|<!--/i.exec(text);
+  if (found) throw new UnsafeRunViewTextError(element, found[0]);
 }
 
 export const RUN_APP_HTML = `<!doctype html>

@@ -102,7 +102,8 @@ export function registerRunApp(server: McpServer): void {
  */
 export async function runViewFragment(run: StoredRun, steps: readonly StepRecord[]): Promise<string> {
   const end = run.endedAt ?? Date.now();
-  const fragment = await html`<section class="run-trace" aria-label="Steps">${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, run.startedAt, end)}</section>
+  const fragment =
+    await html`<section class="run-trace" aria-label="Steps">${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, run.startedAt, end)}</section>
 ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}${run.answer ? html`<h2>Answer</h2><pre class="answer">${run.answer}</pre>` : ""}`;
   return stripControlCharacters(fragment.toString());
 }

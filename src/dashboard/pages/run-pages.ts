@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary, threadRuns } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
-import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
+import type { StepRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
 import { outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";
@@ -144,4 +144,3 @@ function threadList(current: string, thread: readonly ThreadRun[]) {
       html`<li>${run.id === current ? html`<strong aria-current="page">this run</strong>` : html`<a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a>`} ${outcomeBadge(run.outcome)}</li>`,
   )}</ol>`;
 }
-

@@ -230,10 +230,19 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
       }),
     });
     requests.length = 0;
-    const hosted = await embedApp(page, { html, csp: {}, toolName: "tracer", args: {}, result: { content: [], _meta: { "slipsnisse.dev/run": runId } }, theme: "light" });
+    const hosted = await embedApp(page, {
+      html,
+      csp: {},
+      toolName: "tracer",
+      args: {},
+      result: { content: [], _meta: { "slipsnisse.dev/run": runId } },
+      theme: "light",
+    });
     const frame = await hosted.frame();
     await frame.getByText("after").waitFor();
-    expect(await frame.evaluate<string>('document.getElementById("trace").innerHTML')).toBe('<p>before</p><svg><rect class="wf-bar" width="10" height="10"></rect></svg><p>after</p>');
+    expect(await frame.evaluate<string>('document.getElementById("trace").innerHTML')).toBe(
+      '<p>before</p><svg><rect class="wf-bar" width="10" height="10"></rect></svg><p>after</p>',
+    );
     expect(await pwned(frame)).toBeNull();
     expect(requests).toEqual([]);
     await page.close();
