@@ -36,10 +36,13 @@ interface AppClient {
 }
 
 /** A chat client's own MCP connection, declaring MCP Apps as ext-apps' hosts do. */
-async function connectAppClient(url: string, session: OAuthSession): Promise<AppClient> {
+async function connectAppClient(url: string, session: OAuthSession, era: "2025" | "2026" = "2025"): Promise<AppClient> {
   const client = new Client(
     { name: "slipsnisse-e2e-app-host", version: "0.0.0" },
-    { capabilities: { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } } },
+    {
+      capabilities: { extensions: { [EXTENSION_ID]: { mimeTypes: [RESOURCE_MIME_TYPE] } } },
+      ...(era === "2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+    },
   );
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: bearer(session) } }));
   return {
@@ -110,13 +113,13 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
   });
 
   /** A fresh host page whose every request and console line is logged. */
-  async function hostPage(): Promise<Page> {
+  async function hostPage(through: AppClient = app): Promise<Page> {
     const page = await context.newPage();
     page.on("request", (request) => requests.push(request.url()));
     page.on("console", (message) => consoleLines.push(message.text()));
     await installHost(page, {
-      callTool: (params) => app.client.callTool(params as { name: string; arguments?: Record<string, unknown> }, { timeout: 60_000 }),
-      readResource: (params) => app.client.readResource(params as { uri: string }),
+      callTool: (params) => through.client.callTool(params as { name: string; arguments?: Record<string, unknown> }, { timeout: 60_000 }),
+      readResource: (params) => through.client.readResource(params as { uri: string }),
     });
     requests.length = 0;
     return page;
@@ -165,36 +168,58 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
     await page.close();
   }, 90_000);
 
-  it("approves a paused run with its button, and the run finishes in the app", async () => {
-    const record = `rec-app-${Date.now()}`;
-    const args = { query: `Erase ${record}` };
-    const paused = await app.call("cleaner", args);
-    const question = (paused._meta as Record<string, { for?: string }> | undefined)?.["slipsnisse.dev/question"];
-    expect(question?.for).toBe("approval");
-    const before = (await readFixtureStats(stack.fxBase)).calls.erase ?? 0;
+  // 2025-11-25 (stateless, the extension remembered in the Mcp-Session-Id) approves; 2026-07-28 (declared per request) refuses.
+  for (const [era, decision] of [
+    ["2025", "Approve"],
+    ["2026", "Refuse"],
+  ] as const) {
+    it(`${decision === "Approve" ? "approves" : "refuses"} a paused run with its button, and the run finishes in the app (${era})`, async () => {
+      const client = era === "2025" ? app : await connectAppClient(stack.mcpUrl, alice, era);
+      try {
+        const record = `rec-app-${era}-${Date.now()}`;
+        const args = { query: `Erase ${record}` };
+        const paused = await client.call("cleaner", args);
+        const question = (paused._meta as Record<string, { for?: string }> | undefined)?.["slipsnisse.dev/question"];
+        expect(question?.for).toBe("approval");
+        const before = (await readFixtureStats(stack.fxBase)).calls.erase ?? 0;
 
-    const page = await hostPage();
-    await page.setViewportSize({ width: 940, height: 700 });
-    const hosted = await embedApp(page, { html, csp, toolName: "cleaner", args, result: paused, theme: "light" });
-    const frame = await hosted.frame();
-    const approve = frame.getByRole("button", { name: "Approve" });
-    await approve.waitFor();
-    expect(await frame.locator("#ask").innerText()).toContain("fx__erase");
-    expect(await frame.locator("#ask").innerText()).toContain(record);
-    await saveScreenshot(page, "run-app-paused");
+        const page = await hostPage(client);
+        await page.setViewportSize({ width: 940, height: 700 });
+        if (era === "2025") {
+          const dark = await embedApp(page, { html, csp, toolName: "cleaner", args, result: paused, theme: "dark" });
+          await (await dark.frame()).getByRole("button", { name: "Approve" }).waitFor();
+          await saveScreenshot(page, "run-app-paused-dark");
+        }
+        const hosted = await embedApp(page, { html, csp, toolName: "cleaner", args, result: paused, theme: "light" });
+        const frame = await hosted.frame();
+        const button = frame.getByRole("button", { name: decision });
+        await button.waitFor();
+        expect(await frame.locator("#ask").innerText()).toContain("fx__erase");
+        expect(await frame.locator("#ask").innerText()).toContain(record);
+        await saveScreenshot(page, `run-app-paused-${era}`);
 
-    const pausedRun = (paused._meta as Record<string, string>)["slipsnisse.dev/run"];
-    await approve.click();
-    // The resumed run is a run of its own on the same thread: the app shows it once it has ended.
-    await frame.getByRole("heading", { name: /Run of cleaner ok/ }).waitFor();
-    expect(await frame.locator("#status").innerText()).not.toContain(pausedRun);
-    expect(await frame.locator("pre.answer").innerText()).toContain(`erased ${record}`);
-    expect(await frame.locator("#ask").isHidden()).toBe(true);
-    expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(before + 1);
-    await saveScreenshot(page, "run-app-approved");
-    expect(requests).toEqual([]);
-    await page.close();
-  }, 90_000);
+        const pausedRun = (paused._meta as Record<string, string>)["slipsnisse.dev/run"];
+        await button.click();
+        // The resumed run is a run of its own on the same thread: the app shows it once it has ended.
+        await frame.getByRole("heading", { name: /Run of cleaner ok/ }).waitFor();
+        expect(await frame.locator("#status").innerText()).not.toContain(pausedRun);
+        expect(await frame.locator("#ask").isHidden()).toBe(true);
+        if (decision === "Approve") {
+          expect(await frame.locator("pre.answer").innerText()).toContain(`erased ${record}`);
+          expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(before + 1);
+        } else {
+          expect(await frame.locator("pre.answer").innerText()).not.toContain(`erased ${record}`);
+          expect(await frame.locator("ol.wf").innerText()).toContain("declined");
+          expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(before);
+        }
+        await saveScreenshot(page, `run-app-resumed-${era}`);
+        expect(requests).toEqual([]);
+        await page.close();
+      } finally {
+        if (client !== app) await client.close();
+      }
+    }, 90_000);
+  }
 
   it("shows nothing of another user's run: the host's read of bob's run id is not found", async () => {
     const bobClient = await connectAppClient(stack.mcpUrl, bob);
