@@ -22,7 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
-import { RUN_APP_TOOL_META, registerRunApp } from "./run-app";
+import { RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
@@ -90,7 +90,7 @@ export function buildExpertServer({
       tools: { listChanged },
       resources: { listChanged: runsChanged(era, listChanged) },
       ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
-      ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
+      ...(era === "modern" || ui ? { extensions: { ...(era === "modern" ? TASKS_EXTENSION : {}), ...(ui ? RUN_APP_EXTENSION : {}) } } : {}),
     },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.

@@ -18,7 +18,7 @@ import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor,
 import { readBoundedBody } from "./request-body-limit";
 import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
-import { requestDeclaresUi } from "./run-app";
+import { declaresUi, requestDeclaresUi } from "./run-app";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -161,7 +161,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       await Promise.all(replies.map(({ id, reply }) => session.deliverClientReply(id, reply).catch(() => false)));
       if (only) return new Response(null, { status: 202 });
     }
-    if (connection === undefined) minted = connectionIdFor(initializeCapabilities(body.bytes));
+    const initialize = connection === undefined ? initializeCapabilities(body.bytes) : undefined;
+    if (connection === undefined) minted = connectionIdFor(initialize);
     const resumable = resumableCallId(request, body.bytes);
     const declared = capabilitiesOfConnection(connection);
     if (resumable !== undefined || declared?.elicitation) {
@@ -173,7 +174,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       (await serveTaskRequest(request, body.bytes, { env, skill, user })) ?? (await serveTasksExtension(request, body.bytes, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
     // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
-    if (declared?.extensions !== undefined || (isModern(request) && requestDeclaresUi(body.bytes))) props.ui = true;
+    // (An `initialize` declaring it is answered with the extension among the server's capabilities.)
+    if (declared?.extensions !== undefined || declaresUi(initialize) || (isModern(request) && requestDeclaresUi(body.bytes))) props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });

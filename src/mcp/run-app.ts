@@ -37,6 +37,13 @@ export const RUN_APP_URI = "ui://slipsnisse/run-view.html";
  */
 export const RUN_APP_CSP = { connectDomains: [] as string[], resourceDomains: [] as string[] };
 
+/**
+ * The extension among the server's own capabilities (SEP-2133: a server names the extensions it
+ * serves), answered only to a client that declared it: an empty object, MCP Apps has no server
+ * settings.
+ */
+export const RUN_APP_EXTENSION = { [UI_EXTENSION]: {} } as const;
+
 /** The `_meta` an expert tool carries for a client that declared the extension (what registerAppTool writes). */
 export const RUN_APP_TOOL_META = { ui: { resourceUri: RUN_APP_URI }, [LEGACY_RESOURCE_URI_KEY]: RUN_APP_URI } as const;
 

@@ -62,6 +62,9 @@ describe("the run view as an MCP App (io.modelcontextprotocol/ui)", () => {
       const uiBodies: string[] = [];
       const app = await connect(cleo, era, true, uiBodies);
       try {
+        // The server names the extension among its capabilities only to the client that declared it.
+        expect(plain.getServerCapabilities()?.extensions?.[UI_EXTENSION]).toBeUndefined();
+        expect(app.getServerCapabilities()?.extensions?.[UI_EXTENSION]).toEqual({});
         plainBodies.length = 0;
         uiBodies.length = 0;
         const plainTools = await plain.listTools(undefined, { cacheMode: "bypass" });
