@@ -175,7 +175,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     if (taskAnswer) return taskAnswer;
     // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
     // (An `initialize` declaring it is answered with the extension among the server's capabilities.)
-    if (declared?.extensions !== undefined || declaresUi(initialize) || (isModern(request) && requestDeclaresUi(body.bytes))) props.ui = true;
+    if (declared?.extensions !== undefined || (initialize !== undefined && declaresUi(initialize)) || (isModern(request) && requestDeclaresUi(body.bytes)))
+      props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });

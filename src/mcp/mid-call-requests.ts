@@ -26,6 +26,8 @@ const CONNECTION_ID = /^[0-9a-f-]{36}\.(f?u?a?)$/;
 
 /** A connection id for an `initialize` whose client declares elicitation or MCP Apps; undefined when it declares neither. */
 export function connectionIdFor(capabilities: unknown): string | undefined {
+  // Every request that is not an `initialize` (nearly all of them) stops here.
+  if (capabilities === undefined) return undefined;
   const elicitation = z.looseObject({ elicitation: z.record(z.string(), z.unknown()) }).safeParse(capabilities);
   const modes = elicitation.success ? elicitation.data.elicitation : undefined;
   // 2025-06-18 declares `elicitation: {}` (form only); 2025-11-25 names the modes.
