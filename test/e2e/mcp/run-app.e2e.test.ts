@@ -25,6 +25,10 @@ function script(request: ChatRequest): ScriptedReply {
     if (results.length === 0) return toolCallsReply({ name: "fx__erase", arguments: { record: query.split(" ").at(-1) } });
     return textReply(`final with ${results.map((result) => result.content).join(" | ")}`);
   }
+  if (request.model === "fake-ask") {
+    if (results.length === 0) return toolCallsReply({ name: "ask_user", arguments: { question: `Which region? ${HOSTILE}` } });
+    return textReply(`final with ${results.map((result) => result.content).join(" | ")}`);
+  }
   if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: HOSTILE } });
   return textReply(`Traced. ${HOSTILE}`);
 }
@@ -87,6 +91,13 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
             budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
           }),
           fakeModelExpert(model, {
+            name: "asker",
+            description: "Asks the user before it answers.",
+            model: "fake-ask",
+            ask_back: true,
+            budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+          }),
+          fakeModelExpert(model, {
             name: "cleaner",
             description: "Erases records on request, once approved.",
             model: "fake-clean",
@@ -132,6 +143,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
     const { tools } = await app.client.listTools(undefined, { cacheMode: "bypass" });
     expect(tools.map((tool) => [tool.name, (tool._meta as { ui?: { resourceUri?: string } } | undefined)?.ui?.resourceUri])).toEqual([
       ["tracer", RUN_APP_URI],
+      ["asker", RUN_APP_URI],
       ["cleaner", RUN_APP_URI],
     ]);
   });
@@ -220,6 +232,28 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
       }
     }, 90_000);
   }
+
+  it("answers the expert's question to the user from the app, its hostile text shown as text", async () => {
+    const args = { query: "plan the deploy" };
+    const asked = await app.call("asker", args);
+    expect((asked._meta as Record<string, { for?: string }>)["slipsnisse.dev/question"]?.for).toBe("user");
+    const page = await hostPage();
+    await page.setViewportSize({ width: 940, height: 700 });
+    const hosted = await embedApp(page, { html, csp, toolName: "asker", args, result: asked, theme: "light" });
+    const frame = await hosted.frame();
+    const box = frame.getByLabel("Your answer");
+    await box.waitFor();
+    expect(await frame.locator("#ask").innerText()).toContain(`Which region? ${HOSTILE}`);
+    expect(await pwned(frame)).toBeNull();
+    await saveScreenshot(page, "run-app-question");
+    await box.fill("eu-north, said the user");
+    await frame.getByRole("button", { name: "Send answer" }).click();
+    await frame.getByRole("heading", { name: /Run of asker ok/ }).waitFor();
+    expect(await frame.locator("pre.answer").innerText()).toContain("eu-north, said the user");
+    expect(await pwned(frame)).toBeNull();
+    expect(requests).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it("shows nothing of another user's run: the host's read of bob's run id is not found", async () => {
     const bobClient = await connectAppClient(stack.mcpUrl, bob);
