@@ -1,7 +1,7 @@
 import { generateText } from "ai";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { describeModelError } from "../experts/models/describe-model-error";
-import { modelIdOf } from "../experts/models/model-defaults";
+import { AI_SDK_TELEMETRY, modelIdOf } from "../experts/models/model-defaults";
 import { resolveModel } from "../experts/models/model-registry";
 import { ModelProbeTimedOutError } from "./model-probe-errors";
 
@@ -21,7 +21,7 @@ export async function probeModel(env: Env, expert: ExpertConfig, timeoutMs = DEF
   const elapsed = () => Math.round(performance.now() - started);
   try {
     const model = await resolveModel(expert, env);
-    await generateText({ model, prompt: "Reply with one word: ok", maxOutputTokens: 1, maxRetries: 0, abortSignal: signal });
+    await generateText({ model, prompt: "Reply with one word: ok", maxOutputTokens: 1, maxRetries: 0, telemetry: AI_SDK_TELEMETRY, abortSignal: signal });
     return { ok: true, latencyMs: elapsed() };
   } catch (error) {
     const described = signal.aborted ? new ModelProbeTimedOutError(expert.provider, modelIdOf(expert), timeoutMs) : describeModelError(error, expert);

@@ -3,6 +3,7 @@ import { base64Url, base64UrlDecode } from "../base64url";
 import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../catalog/catalog-schema";
 import { RECORDED_OUTCOMES, type RecordedOutcome } from "../experts/run/expert-types";
 import type { RunIndexRow } from "../experts/session/run-index-writer";
+import { namespacedToolName } from "../experts/tools/tool-names";
 import { D1_TABLES } from "../storage-keys";
 import { timeParam, type QueryFixes } from "./admin-query";
 
@@ -183,4 +184,38 @@ export function toRunSummary(row: RunIndexRecord): RunSummary {
     budgetExhausted: row.budget_exhausted ?? null,
     refusedCalls: row.refused_calls ?? 0,
   };
+}
+
+/** How far back a run may have started to count among the recently ended (bounds the scan to the started_at index). */
+const RECENT_RUN_MAX_MS = 60 * 60 * 1000;
+
+export interface RecentlyEndedRun {
+  run: RunIndexRecord;
+  /** Its downstream tool calls in order, as the model named them (`server__tool`). */
+  tools: Array<{ name: string; status: string }>;
+}
+
+/**
+ * Runs that ended since `since`, newest end first, with their tool calls: the live page's
+ * "Finished" table on a fresh load. The live feed only hears of runs while a page watches
+ * (src/experts/live/live-publisher.ts); the index has every run about a second after it ends.
+ */
+export async function recentlyEndedRuns(db: D1Database, since: number, limit: number): Promise<RecentlyEndedRun[]> {
+  const runs = await db
+    .prepare(`SELECT * FROM ${D1_TABLES.runIndex} WHERE started_at >= ? AND ended_at >= ? ORDER BY ended_at DESC, run_id LIMIT ?`)
+    .bind(since - RECENT_RUN_MAX_MS, since, limit)
+    .all<RunIndexRecord>();
+  if (runs.results.length === 0) return [];
+  const ids = runs.results.map((run) => run.run_id);
+  const calls = await db
+    .prepare(`SELECT run_id, server_id, tool, status FROM ${D1_TABLES.runToolCalls} WHERE run_id IN (${ids.map(() => "?").join(", ")}) ORDER BY run_id, seq`)
+    .bind(...ids)
+    .all<{ run_id: string; server_id: string; tool: string; status: string }>();
+  const byRun = new Map<string, Array<{ name: string; status: string }>>();
+  for (const call of calls.results) {
+    const list = byRun.get(call.run_id) ?? [];
+    list.push({ name: namespacedToolName(call.server_id, call.tool), status: call.status });
+    byRun.set(call.run_id, list);
+  }
+  return runs.results.map((run) => ({ run, tools: byRun.get(run.run_id) ?? [] }));
 }

@@ -24,8 +24,27 @@ function isLoopbackName(host: string): boolean {
   return host === "localhost" || host.endsWith(".localhost");
 }
 
+type HostProblem = { reason: string; loopback: boolean } | null;
+
+/**
+ * Verdicts by hostname: the guard judges every outbound fetch (two model calls and a tool call
+ * per tool step), always against the same few hosts. A verdict depends on the name alone.
+ */
+const judgedHosts = new Map<string, HostProblem>();
+const MAX_JUDGED_HOSTS = 256;
+
 /** Why the host is not a public address, with whether it is loopback (allowed in local dev). */
-export function hostProblem(host: string): { reason: string; loopback: boolean } | null {
+export function hostProblem(host: string): HostProblem {
+  let verdict = judgedHosts.get(host);
+  if (verdict === undefined) {
+    verdict = judgeHost(host);
+    if (judgedHosts.size >= MAX_JUDGED_HOSTS) judgedHosts.clear();
+    judgedHosts.set(host, verdict);
+  }
+  return verdict === null ? null : { ...verdict };
+}
+
+function judgeHost(host: string): HostProblem {
   const name = host.toLowerCase().replace(/\.$/, "");
   if (isLoopbackName(name)) return { reason: "loopback host", loopback: true };
   if (METADATA_HOSTS.has(name)) return { reason: "cloud metadata host", loopback: false };

@@ -1,6 +1,6 @@
 import { ProtocolError, type FetchLike } from "@modelcontextprotocol/client";
 import { DownstreamResponseTooLargeError } from "./downstream-errors";
-import { capEventStream, capPlainBody, declaredLength, isEventStream, withBody } from "./response-byte-cap";
+import { capEventStream, capPlainBody, declaredLength, framedWithin, isEventStream, withBody } from "./response-byte-cap";
 
 /** Marks the JSON-RPC error made up here in place of an oversized response. */
 const TOO_LARGE = "slipsnisse/response-too-large";
@@ -44,6 +44,7 @@ export function capDownstreamFetch(serverId: string, maxBytes: number, fetch: Fe
       await response.body.cancel().catch(() => undefined);
       return withBody(response, errorFor(requestId), "application/json");
     }
+    if (framedWithin(response, maxBytes)) return response;
     return withBody(response, capPlainBody(response.body, maxBytes, tooLarge));
   };
 }

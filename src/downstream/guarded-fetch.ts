@@ -27,10 +27,15 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
   const trusted = new Map<string, number>();
   return async (input, init) => {
     let request = new Request(input, init);
+    // A body given whole (the SDKs send JSON strings) can be sent again after a 307/308 as it
+    // is; only a streamed one needs a clone per hop, which tees the stream.
+    const body = init?.body ?? null;
+    const whole = typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body);
+    const resendable = request.body === null || whole;
     for (let hop = 0; ; hop++) {
       const url = assertSafeOutboundUrl(request.url, env, refuse);
       await assertResolvesPublic(refuse, url, env, resolve, trusted);
-      const response = await fetch(request.clone(), { redirect: "manual" });
+      const response = await fetch(resendable ? request : request.clone(), { redirect: "manual" });
       const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
       if (location === null) return response;
       await response.body?.cancel();
@@ -39,7 +44,9 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
         throw refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
       }
       if (hop >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
-      request = response.status === 303 ? new Request(next, { method: "GET", headers: request.headers, signal: request.signal }) : new Request(next, request);
+      if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
+      else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body: whole ? body : null });
+      else request = new Request(next, request);
     }
   };
 }

@@ -39,6 +39,21 @@ export function declaredLength(response: Response): number | undefined {
   return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
 }
 
+/**
+ * Whether HTTP framing already bounds the body within `maxBytes`: a declared Content-Length
+ * within the cap on a body that arrives as sent. A delimited body ends where the length says
+ * (bytes past it are not this response's; test/e2e/faults/oversized-responses.e2e.test.ts sends
+ * some), so counting it again on a stream would cost a TransformStream per response for
+ * nothing. Not for a Content-Encoding workerd decodes: a few KB of gzip may declare a small
+ * length and inflate to gigabytes.
+ */
+export function framedWithin(response: Response, maxBytes: number): boolean {
+  const length = declaredLength(response);
+  if (length === undefined || length > maxBytes) return false;
+  const encoding = response.headers.get("content-encoding");
+  return encoding === null || encoding.trim().toLowerCase() === "identity";
+}
+
 /** The response with another body (and, if given, content type); the declared length goes with the old body. */
 export function withBody(response: Response, body: BodyInit | null, contentType?: string): Response {
   const headers = new Headers(response.headers);
@@ -60,6 +75,7 @@ export function capResponseBytes(fetch: OutboundFetch, maxBytes: number, tooLarg
       await response.body.cancel().catch(() => undefined);
       throw tooLarge();
     }
+    if (framedWithin(response, maxBytes)) return response;
     return withBody(response, capPlainBody(response.body, maxBytes, tooLarge));
   };
 }

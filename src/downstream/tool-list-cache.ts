@@ -36,6 +36,34 @@ export function toolListTtlMs(config: DownstreamServerConfig, serverTtlMs: unkno
 }
 
 /**
+ * How long a read from KV is reused in this isolate: every tools/list reads the skill's lists
+ * for annotations, and each read parses every tool's schema. KV itself may serve a value up to
+ * 60 s old at another location, so a few seconds here change nothing a client can rely on.
+ */
+const READ_REUSE_MS = 5_000;
+const MAX_REUSED_READS = 256;
+/** Per KV binding (tests use several), by KV key: the entry read (or written) and when. */
+const recentReads = new WeakMap<KVNamespace, Map<string, { at: number; entry: CachedToolList | undefined }>>();
+
+function readsOf(kv: KVNamespace): Map<string, { at: number; entry: CachedToolList | undefined }> {
+  let reads = recentReads.get(kv);
+  if (!reads) {
+    reads = new Map();
+    recentReads.set(kv, reads);
+  }
+  return reads;
+}
+
+/** Drops this isolate's reused reads of keys under `prefix` (tool-list-invalidation.ts deletes them from KV). */
+export function forgetRecentReads(kv: KVNamespace, prefix: string): void {
+  const reads = recentReads.get(kv);
+  for (const key of reads?.keys() ?? []) if (key.startsWith(prefix)) reads?.delete(key);
+}
+
+/** Config hashes by config object: a compiled skill's server configs are shared until it reloads. */
+const configHashes = new WeakMap<DownstreamServerConfig, Promise<string>>();
+
+/**
  * Tool lists of one skill's downstream servers in KV (binding CACHE), keyed by skill, server
  * and a hash of the server's config, so a warm Durable Object instance and a fresh one both
  * skip `tools/list`. A KV failure is a miss, never an error: the server is asked instead.
@@ -49,12 +77,18 @@ export class ToolListCache {
 
   async read(serverId: string, config: DownstreamServerConfig): Promise<CachedToolList | undefined> {
     try {
-      const raw = await this.kv.get(await this.key(serverId, config), "json");
-      if (raw === null) return undefined;
-      const parsed = cachedToolListSchema.safeParse(raw);
-      if (!parsed.success || parsed.data.expiresAt <= this.now()) return undefined;
-      const tools: DownstreamTool[] = parsed.data.tools;
-      return { tools, withheld: parsed.data.withheld ?? [], fetchedAt: parsed.data.fetchedAt, expiresAt: parsed.data.expiresAt };
+      const key = await this.key(serverId, config);
+      const now = this.now();
+      const reads = readsOf(this.kv);
+      const reused = reads.get(key);
+      if (reused && now - reused.at < READ_REUSE_MS && now >= reused.at) return reused.entry && reused.entry.expiresAt > now ? reused.entry : undefined;
+      const raw = await this.kv.get(key, "json");
+      const parsed = raw === null ? undefined : cachedToolListSchema.safeParse(raw);
+      const entry = parsed?.success
+        ? { tools: parsed.data.tools, withheld: parsed.data.withheld ?? [], fetchedAt: parsed.data.fetchedAt, expiresAt: parsed.data.expiresAt }
+        : undefined;
+      remember(reads, key, { at: now, entry });
+      return entry && entry.expiresAt > now ? entry : undefined;
     } catch (error) {
       log("warn", "tool list cache read failed", { skill: this.skill, serverId, error: String(error) });
       return undefined;
@@ -73,7 +107,9 @@ export class ToolListCache {
     const entry: CachedToolList = { tools, withheld, fetchedAt, expiresAt: fetchedAt + ttlMs };
     if (ttlMs <= 0) return entry;
     try {
-      await this.kv.put(await this.key(serverId, config), JSON.stringify(entry), {
+      const key = await this.key(serverId, config);
+      remember(readsOf(this.kv), key, { at: fetchedAt, entry });
+      await this.kv.put(key, JSON.stringify(entry), {
         expirationTtl: Math.max(KV_MIN_TTL_SECONDS, Math.ceil(ttlMs / 1000)),
       });
     } catch (error) {
@@ -83,6 +119,20 @@ export class ToolListCache {
   }
 
   private async key(serverId: string, config: DownstreamServerConfig): Promise<string> {
-    return downstreamToolsKey(this.skill, serverId, await serverConfigHash(config));
+    let hash = configHashes.get(config);
+    if (!hash) {
+      hash = serverConfigHash(config);
+      configHashes.set(config, hash);
+    }
+    return downstreamToolsKey(this.skill, serverId, await hash);
   }
+}
+
+function remember(
+  reads: Map<string, { at: number; entry: CachedToolList | undefined }>,
+  key: string,
+  read: { at: number; entry: CachedToolList | undefined },
+): void {
+  if (reads.size >= MAX_REUSED_READS) reads.clear();
+  reads.set(key, read);
 }

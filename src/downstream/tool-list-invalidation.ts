@@ -1,4 +1,5 @@
 import { downstreamToolsPrefix } from "../storage-keys";
+import { forgetRecentReads } from "./tool-list-cache";
 
 /** A skill has one cached list per server and config hash; a few pages is plenty. */
 const MAX_PAGES = 10;
@@ -11,6 +12,7 @@ const MAX_PAGES = 10;
  */
 export async function invalidateToolLists(kv: KVNamespace, skill: string, serverId: string): Promise<number> {
   const prefix = downstreamToolsPrefix(skill, serverId);
+  forgetRecentReads(kv, prefix);
   let deleted = 0;
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {

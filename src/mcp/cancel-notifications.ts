@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { PostedBody } from "./posted-body";
 
 const requestIdSchema = z.union([z.string(), z.number()]);
 
@@ -13,17 +14,12 @@ const cancelledNotificationSchema = z.object({
  * one in a batch array (2025-03-26 clients may batch). Anything else in the body is left to the
  * MCP handler; bodies that cannot hold a cancel are not parsed at all.
  */
-export function cancelledRequestIds(bytes: Uint8Array): Array<string | number> {
-  const text = new TextDecoder().decode(bytes);
-  if (!text.includes("notifications/cancelled")) return [];
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return [];
-  }
+export function cancelledRequestIds(body: PostedBody): Array<string | number> {
+  if (!body.includes("notifications/cancelled")) return [];
+  const json = body.json();
+  if (json === undefined) return [];
   const ids: Array<string | number> = [];
-  for (const message of Array.isArray(body) ? body : [body]) {
+  for (const message of Array.isArray(json) ? json : [json]) {
     const parsed = cancelledNotificationSchema.safeParse(message);
     if (parsed.success) ids.push(parsed.data.params.requestId);
   }

@@ -1,5 +1,6 @@
 import { MAX_JSON_DEPTH, jsonDepthOverLimit } from "../untrusted/json-depth";
 import { McpMessageTooDeepError, McpParamsRefusedError } from "./mcp-errors";
+import type { PostedBody } from "./posted-body";
 
 /**
  * The longest `uri` a resources/read may name. This server's resources are
@@ -18,21 +19,20 @@ type JsonRpcId = string | number;
  * SSE, whose replies travel on the stream, so the POST itself fails and the SDK client fails the
  * call with the text). Without an id it is a 400 with `id: null`, as JSON-RPC 2.0 §5 says.
  */
-export function earlyRefusal(bytes: Uint8Array, statusWithId: 200 | 400 = 200): Response | null {
+export function earlyRefusal(body: PostedBody, statusWithId: 200 | 400 = 200): Response | null {
   // Checked on the raw bytes, iteratively, before anything parses the body.
-  const depth = jsonDepthOverLimit(bytes);
+  const depth = jsonDepthOverLimit(body.bytes);
   if (depth !== null) {
     // V8's JSON.parse does not recurse, so parsing for the id is safe; the id makes the client's
     // pending call fail at once with the reason instead of timing out.
-    const message = parseQuietly(new TextDecoder().decode(bytes));
+    const message = asObject(body.json());
     const id = requestId(message);
     const code = typeof message?.method === "string" && id !== null ? -32602 : -32600;
     return reply(id, code, new McpMessageTooDeepError(depth, MAX_JSON_DEPTH, code).message, statusWithId);
   }
-  const text = new TextDecoder().decode(bytes);
   // Only these two methods need a look; every other body goes on unparsed.
-  if (!text.includes('"resources/read"') && !text.includes('"initialize"')) return null;
-  const message = parseQuietly(text);
+  if (!body.includes('"resources/read"') && !body.includes('"initialize"')) return null;
+  const message = asObject(body.json());
   const id = requestId(message);
   if (id === null || message === null) return null;
   const params = typeof message.params === "object" && message.params !== null ? (message.params as Record<string, unknown>) : {};
@@ -66,11 +66,6 @@ function jsonType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-function parseQuietly(text: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
+function asObject(value: unknown): Record<string, unknown> | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }

@@ -1,3 +1,4 @@
+import type { PostedBody } from "./posted-body";
 import { hasTaskClientCapabilityV2, InputResponsesV2Schema } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { classifyInboundRequest, SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -29,17 +30,12 @@ const callSchema = z.looseObject({ name: z.string(), arguments: z.record(z.strin
  * request's per-request envelope. `tasks/list` and `tasks/result`, which the extension removed,
  * are left to the SDK (-32601), like every other message (null).
  */
-export async function serveTasksExtension(request: Request, body: Uint8Array, context: TaskContext): Promise<Response | null> {
+export async function serveTasksExtension(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
   const version = request.headers.get("mcp-protocol-version");
   if (version === null || version.startsWith("2025-")) return null;
-  const text = new TextDecoder().decode(body);
-  if (!text.includes('"tasks/') && !text.includes('"tools/call"')) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
+  const json = body.json();
+  if (json === undefined) return null;
   // The SDK's own ladder decides era and envelope (a malformed `_meta` is its -32602 to answer).
   const route = classifyInboundRequest({
     httpMethod: request.method,

@@ -1,3 +1,4 @@
+import type { PostedBody } from "./posted-body";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { UserProps } from "../auth/user-props";
@@ -68,17 +69,12 @@ const listParamsSchema = z.object({ cursor: z.string().max(100).optional() });
  *
  * Returns null for every other message, which the SDK then serves.
  */
-export async function serveTaskRequest(request: Request, body: Uint8Array, context: TaskContext): Promise<Response | null> {
+export async function serveTaskRequest(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
   if (!request.headers.get("mcp-protocol-version")?.startsWith("2025-")) return null;
-  const text = new TextDecoder().decode(body);
   // Most messages are not task traffic: skip the parse unless the body could be.
-  if (!text.includes('"tasks/') && !text.includes('"tools/call"')) return null;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return null;
-  }
+  if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
+  const json = body.json();
+  if (json === undefined) return null;
   const message = messageSchema.safeParse(json);
   if (!message.success) return null;
   try {

@@ -16,6 +16,7 @@ import { UnissuedRequestPropsError } from "./mcp-errors";
 import { earlyRefusal } from "./early-refusals";
 import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
 import { readBoundedBody } from "./request-body-limit";
+import { PostedBody } from "./posted-body";
 import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
 import { declaresUi, requestDeclaresUi } from "./run-app";
@@ -149,36 +150,36 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   let cancels: Array<string | number> = [];
   let minted: string | undefined;
   if (request.method === "POST") {
-    const body = await readBoundedBody(request);
-    if (!body.ok) return body.response;
-    const refused = earlyRefusal(body.bytes);
+    const read = await readBoundedBody(request);
+    if (!read.ok) return read.response;
+    const body = new PostedBody(read.bytes);
+    const refused = earlyRefusal(body);
     if (refused) return refused;
-    cancels = cancelledRequestIds(body.bytes);
+    cancels = cancelledRequestIds(body);
     // A client's reply to a request sent mid-call goes to the run waiting in the caller's session.
-    const { replies, only } = clientRepliesIn(body.bytes);
+    const { replies, only } = clientRepliesIn(body);
     if (replies.length > 0) {
       const session = sessionStub(env, skill.name, user.userId);
       await Promise.all(replies.map(({ id, reply }) => session.deliverClientReply(id, reply).catch(() => false)));
       if (only) return new Response(null, { status: 202 });
     }
-    const initialize = connection === undefined ? initializeCapabilities(body.bytes) : undefined;
+    const initialize = connection === undefined ? initializeCapabilities(body) : undefined;
     if (connection === undefined) minted = connectionIdFor(initialize);
-    const resumable = resumableCallId(request, body.bytes);
+    const resumable = resumableCallId(request, body);
     const declared = capabilitiesOfConnection(connection);
     if (resumable !== undefined || declared?.elicitation) {
       props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
     }
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
     // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
-    const taskAnswer =
-      (await serveTaskRequest(request, body.bytes, { env, skill, user })) ?? (await serveTasksExtension(request, body.bytes, { env, skill, user }));
+    const taskAnswer = (await serveTaskRequest(request, body, { env, skill, user })) ?? (await serveTasksExtension(request, body, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
     // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
     // (An `initialize` declaring it is answered with the extension among the server's capabilities.)
-    if (declared?.extensions !== undefined || (initialize !== undefined && declaresUi(initialize)) || (isModern(request) && requestDeclaresUi(body.bytes)))
+    if (declared?.extensions !== undefined || (initialize !== undefined && declaresUi(initialize)) || (isModern(request) && requestDeclaresUi(body)))
       props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
-    if (mayListTools(body.bytes)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
+    if (mayListTools(body)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
   }
   const handled = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));

@@ -1,3 +1,4 @@
+import type { PostedBody } from "./posted-body";
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ClientReply } from "../experts/session/client-replies";
@@ -48,16 +49,13 @@ export function capabilitiesOfConnection(connection: string | undefined): Client
 }
 
 /** The `initialize` request of a POSTed body, if that is what it is. */
-export function initializeCapabilities(bytes: Uint8Array): unknown {
-  const text = new TextDecoder().decode(bytes);
-  if (!text.includes('"initialize"')) return undefined;
-  try {
-    const parsed = z.object({ method: z.literal("initialize"), params: z.looseObject({ capabilities: z.unknown() }) }).safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data.params.capabilities : undefined;
-  } catch {
-    return undefined;
-  }
+export function initializeCapabilities(body: PostedBody): unknown {
+  if (!body.includes('"initialize"')) return undefined;
+  const parsed = initializeSchema.safeParse(body.json());
+  return parsed.success ? parsed.data.params.capabilities : undefined;
 }
+
+const initializeSchema = z.object({ method: z.literal("initialize"), params: z.looseObject({ capabilities: z.unknown() }) });
 
 const responseSchema = z.union([
   z.object({ jsonrpc: z.literal("2.0"), id: z.string(), result: z.record(z.string(), z.unknown()) }),
@@ -68,16 +66,11 @@ const responseSchema = z.union([
  * The replies to this server's mid-call requests in a POSTed body (one message or a batch), and
  * whether they are all the body holds (then the POST is answered 202 here, as the SDK would).
  */
-export function clientRepliesIn(bytes: Uint8Array): { replies: Array<{ id: string; reply: ClientReply }>; only: boolean } {
-  const text = new TextDecoder().decode(bytes);
-  if (!text.includes(REQUEST_ID_PREFIX)) return { replies: [], only: false };
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { replies: [], only: false };
-  }
-  const messages = Array.isArray(body) ? body : [body];
+export function clientRepliesIn(body: PostedBody): { replies: Array<{ id: string; reply: ClientReply }>; only: boolean } {
+  if (!body.includes(REQUEST_ID_PREFIX)) return { replies: [], only: false };
+  const json = body.json();
+  if (json === undefined) return { replies: [], only: false };
+  const messages = Array.isArray(json) ? json : [json];
   const replies: Array<{ id: string; reply: ClientReply }> = [];
   for (const message of messages) {
     const parsed = responseSchema.safeParse(message);

@@ -5,6 +5,7 @@ import type { StepRecord } from "../experts/run/expert-types";
 import type { StoredRun } from "../experts/session/run-log";
 import { runWaterfall } from "../experts/trace/run-waterfall";
 import { stripControlCharacters } from "../untrusted/control-characters";
+import type { PostedBody } from "./posted-body";
 import { RUN_APP_HTML } from "./run-app-html";
 
 /*
@@ -67,20 +68,14 @@ const modernEnvelopeSchema = z.looseObject({ params: z.looseObject({ _meta: z.lo
 
 /**
  * Whether a 2026-07-28 request's own envelope declares the extension (that era sends the client's
- * capabilities with every request). One substring test first: a body that does not name the
- * extension, which is every body of a client without it, is never parsed here.
+ * capabilities with every request). One substring test first, on the text the other checks
+ * decoded already: a body that does not name the extension, which is every body of a client
+ * without it, is never parsed here.
  */
-export function requestDeclaresUi(body: Uint8Array): boolean {
-  const text = new TextDecoder().decode(body);
-  if (!text.includes(UI_EXTENSION)) return false;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return false;
-  }
+export function requestDeclaresUi(body: PostedBody): boolean {
+  if (!body.includes(UI_EXTENSION)) return false;
   // A batch is not a 2026-07-28 message; the SDK refuses it.
-  const envelope = modernEnvelopeSchema.safeParse(json);
+  const envelope = modernEnvelopeSchema.safeParse(body.json());
   return envelope.success && declaresUi(envelope.data.params._meta[CLIENT_CAPABILITIES_META_KEY]);
 }
 

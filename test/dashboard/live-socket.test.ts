@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { LiveMessage } from "../../src/experts/live/live-events";
 import { liveFeedStub } from "../../src/experts/live/live-run-feed";
 import { waitFor } from "../support/wait-for";
+import { indexRow, writeIndexRows } from "../admin/run-index-rows";
 import { dashboardFetch, ORIGIN, oauthVars, signInAs } from "./dashboard-test-client";
 
 const upgrade = (headers: Record<string, string> = {}): RequestInit => ({ headers: { upgrade: "websocket", ...headers } });
@@ -170,6 +171,47 @@ describe("live page and its WebSocket", () => {
     expect(finished).toContain('<td class="warn">budget_exhausted</td>');
     expect(finished).toContain("fx__echo ok");
     expect(finished).not.toContain("No run ended");
+  });
+
+  it("on a fresh load lists the runs that ended while no page watched, from the run index: the last 15 minutes, one row a run", async () => {
+    const cookie = await signInAs("alice");
+    const skill = `unwatched-${crypto.randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    const lately = indexRow({ skill, startedAt: now - 40_000, endedAt: now - 30_000, outcome: "interrupted", userLogin: "dora" });
+    const long_ago = indexRow({ skill, startedAt: now - 20 * 60_000, endedAt: now - 20 * 60_000 + 100 });
+    await writeIndexRows([lately, long_ago], (row) =>
+      row === lately
+        ? [{ toolCallId: "a", name: "docs__search", server: "docs", tool: "search", status: "error", bytes: 0, elapsedMs: 40, error: "HTTP 502" }]
+        : [],
+    );
+    // The same run also in the feed (a page watched its end): listed once.
+    const both = indexRow({ skill, startedAt: now - 9_000, endedAt: now - 8_000, userLogin: "erik" });
+    await writeIndexRows([both]);
+    await liveFeedStub(env).publish([
+      {
+        type: "run-ended",
+        at: both.endedAt,
+        runId: both.runId,
+        skill,
+        expert: both.expert,
+        user: { id: both.userId, login: "erik" },
+        outcome: "ok",
+        steps: 1,
+        toolCalls: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        elapsedMs: 1_000,
+        tools: [],
+      },
+    ]);
+    const finished = tbody(await (await dashboardFetch(`/admin/live?skill=${skill}`, { headers: { cookie } })).text(), "live-runs");
+    expect(finished.match(/<tr data-run="/g)).toHaveLength(2);
+    expect(finished.indexOf(both.runId)).toBeLessThan(finished.indexOf(lately.runId));
+    expect(finished).toContain(`<tr data-run="${lately.runId}"`);
+    expect(finished).toContain("dora");
+    expect(finished).toContain("docs__search error");
+    expect(finished).toContain('<td class="warn">interrupted</td>');
+    expect(finished).not.toContain(long_ago.runId);
   });
 });
 

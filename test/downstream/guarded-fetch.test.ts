@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { guardedFetch } from "../../src/downstream/guarded-fetch";
+import { guardedFetch, guardedOutboundFetch } from "../../src/downstream/guarded-fetch";
+import { refuseDownstreamUrl } from "../../src/downstream/url-guard";
 import type { HostResolver } from "../../src/downstream/host-resolver";
 import { UnsafeDownstreamUrlError } from "../../src/downstream/downstream-errors";
 
@@ -34,6 +35,29 @@ describe("guarded downstream fetch", () => {
     const response = await guardedFetch("docs", production, publicHost)("https://mcp.example.com/old", { method: "POST", body: "{}" });
     expect(await response.text()).toBe("ok");
     expect(seen).toEqual(["https://mcp.example.com/old", "https://mcp.example.com/mcp"]);
+  });
+
+  it("sends the body again on every hop of a 307/308, whether it was given whole or as a stream", async () => {
+    const bodies: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL) => {
+      if (!(input instanceof Request)) throw new Error("the guard fetches Requests");
+      const request = input;
+      bodies.push(`${request.method} ${request.url} ${await request.text()}`);
+      if (request.url.endsWith("/old")) return redirect("/mid", 308)();
+      if (request.url.endsWith("/mid")) return redirect("/mcp")();
+      return new Response("ok");
+    });
+    const fetcher = guardedFetch("docs", production, publicHost);
+    await fetcher("https://mcp.example.com/old", { method: "POST", body: '{"id":1}', headers: { "content-type": "application/json" } });
+    const stream = new Blob(['{"id":2}']).stream();
+    await fetcher("https://mcp.example.com/old", { method: "POST", body: stream, duplex: "half" } as RequestInit);
+    // A Request as the input (the AI SDK providers' form): its body is a stream.
+    await guardedOutboundFetch(
+      refuseDownstreamUrl("docs"),
+      production,
+      publicHost,
+    )(new Request("https://mcp.example.com/old", { method: "POST", body: '{"id":3}' }));
+    expect(bodies).toEqual([1, 2, 3].flatMap((id) => ["old", "mid", "mcp"].map((path) => `POST https://mcp.example.com/${path} {"id":${id}}`)));
   });
 
   it.each([

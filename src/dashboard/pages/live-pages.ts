@@ -11,6 +11,7 @@ import {
   SOCKET_USER_HEADER,
 } from "../../experts/live/live-run-feed";
 import { log } from "../../observability/logger";
+import { recentlyEndedRuns } from "../../admin/run-index-query";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { rawElementText } from "../raw-element-text";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
@@ -20,8 +21,9 @@ import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
  * Live runs: the page draws the runs in flight from the tenant's live feed (a Durable Object,
  * src/experts/live/live-run-feed.ts) and then follows it over a WebSocket: runs appear when they
  * start, advance step by step, say what they wait on (counting the seconds in the page from when
- * the wait began) and move to "Finished" when they end. The feed keeps the last runs that ended,
- * so a page opened after them shows them. Without JavaScript the page shows what the feed held
+ * the wait began) and move to "Finished" when they end. A fresh load lists the runs that ended
+ * lately from the run index (the feed hears of runs only while a page watches) beside those the
+ * feed kept. Without JavaScript the page shows what the feed held
  * when it was loaded, with a link to load it again.
  */
 export function livePages(): Hono<DashboardEnv> {
@@ -37,7 +39,7 @@ export function livePages(): Hono<DashboardEnv> {
         return null;
       });
     const inFlight = onlySkill(snapshot?.runs ?? [], skill);
-    const recent = onlySkill(snapshot?.recent ?? [], skill);
+    const recent = onlySkill(recentlyEnded(snapshot?.recent ?? [], await indexedEnds(c.env.DB, now)), skill);
     const body = html`<h1>Live</h1>
 ${skillFilterNotice(skill, "/admin/live")}
 <p>Runs in flight appear here as they start, with the step they are on and what they wait on; finished runs move below (the last ${MAX_RECENT_ENDED} of the last ${ENDED_TTL_MS / 60_000} minutes). <span id="live-state" role="status">${snapshot === null ? "The live feed did not answer." : "Loaded."}</span></p>
@@ -124,7 +126,41 @@ function forText(ms: number): string {
   return seconds < 60 ? `for ${seconds} s` : `for ${Math.floor(seconds / 60)} min ${seconds % 60} s`;
 }
 
-function endedRow(run: LiveRunEnded) {
+/**
+ * The feed's recent ends (those it heard while a page watched) and the run index's (every run,
+ * about a second after it ends), one row a run, newest first.
+ */
+function recentlyEnded(fromFeed: readonly EndedRow[], fromIndex: readonly EndedRow[]): EndedRow[] {
+  const byRun = new Map<string, EndedRow>();
+  for (const run of [...fromFeed, ...fromIndex]) if (!byRun.has(run.runId)) byRun.set(run.runId, run);
+  return [...byRun.values()].sort((a, b) => b.at - a.at).slice(0, MAX_RECENT_ENDED);
+}
+
+async function indexedEnds(db: D1Database, now: number): Promise<EndedRow[]> {
+  const runs = await recentlyEndedRuns(db, now - ENDED_TTL_MS, MAX_RECENT_ENDED).catch((error: unknown) => {
+    log("error", "run index unreadable for the live page", { error: String(error) });
+    return [];
+  });
+  return runs.map(({ run, tools }) => ({
+    runId: run.run_id,
+    at: run.ended_at,
+    skill: run.skill,
+    expert: run.expert,
+    user: { id: run.user_id, login: run.user_login ?? "" },
+    outcome: run.outcome,
+    steps: run.steps,
+    toolCalls: run.tool_calls,
+    inputTokens: run.input_tokens,
+    outputTokens: run.output_tokens,
+    elapsedMs: run.elapsed_ms,
+    tools,
+  }));
+}
+
+/** A finished run's row: a feed end, or an index row (whose outcome may also be "interrupted"). */
+type EndedRow = Omit<LiveRunEnded, "type" | "outcome"> & { outcome: string };
+
+function endedRow(run: EndedRow) {
   const tools = run.tools.map((tool) => `${tool.name} ${tool.status}`).join(", ") || "none";
   return html`<tr data-run="${run.runId}" data-at="${run.at}"><td><a href="/admin/runs/${encodeURIComponent(run.runId)}" aria-label="Run ${run.runId}">${formatTime(run.at)}</a></td><td>${run.skill} / ${run.expert}</td><td>${run.user.login || run.user.id}</td><td class="${outcomeClass(run.outcome)}">${run.outcome}</td><td>${run.steps}</td><td>${run.inputTokens} / ${run.outputTokens}</td><td>${tools}</td><td>${run.elapsedMs} ms</td></tr>`;
 }

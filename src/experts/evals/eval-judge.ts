@@ -1,7 +1,7 @@
 import { generateText } from "ai";
 import { expertSchema, type EvalSettings } from "../../catalog/catalog-schema";
 import { describeModelError } from "../models/describe-model-error";
-import { modelIdOf } from "../models/model-defaults";
+import { AI_SDK_TELEMETRY, modelIdOf } from "../models/model-defaults";
 import { resolveModel } from "../models/model-registry";
 
 /** What the judge said about one rubric assertion, or why it could not say. */
@@ -41,6 +41,7 @@ export async function judgeAnswer(
       system: JUDGE_SYSTEM,
       prompt: JSON.stringify({ criteria: input.criteria, question: input.question, answer: input.answer.slice(0, ANSWER_CHARS) }),
       maxOutputTokens: JUDGE_MAX_OUTPUT_TOKENS,
+      telemetry: AI_SDK_TELEMETRY,
       abortSignal: AbortSignal.timeout(60_000),
     });
     return {

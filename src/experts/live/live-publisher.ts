@@ -14,6 +14,16 @@ const MAX_CALLS_PER_DRAIN = 100;
  * dev` on the same cores as the runs (docs/platform-notes.md#live-runs-over-websockets).
  */
 export const BATCH_WINDOW_MS = 250;
+/**
+ * After the feed said no page is watching, the end of a run it never heard of (the run ended
+ * within the window) is not sent for this long: no page would draw it, and a page opened later
+ * lists it from the run index (src/dashboard/pages/live-pages.ts). The next call that must go
+ * anyway (a run's start or step, or this long later) asks again, so a page opened meanwhile
+ * misses at most this long of such short runs until it is reloaded.
+ */
+export const UNWATCHED_RECHECK_MS = 1_000;
+/** Runs whose start reached the feed, remembered until their end goes (bounded: a feed, not a record). */
+const MAX_ANNOUNCED = 1_000;
 
 export interface LiveRunStart {
   runId: string;
@@ -41,6 +51,10 @@ export class LivePublisher {
   private queuedSince = 0;
   /** Ends the wait early when a run ends. */
   private wake: (() => void) | undefined;
+  /** When the feed last answered that no page watches; undefined when one does, or not asked yet. */
+  private unwatchedAt: number | undefined;
+  /** Runs whose start the feed has (their end must go, to close them on the page). */
+  private readonly announced = new Set<string>();
 
   constructor(
     private readonly env: Env,
@@ -132,12 +146,14 @@ export class LivePublisher {
       for (let calls = 0; this.queue.length > 0 && calls < MAX_CALLS_PER_DRAIN; calls += 1) {
         const due = this.queuedSince + BATCH_WINDOW_MS - Date.now();
         if (due > 0 && !this.queue.some((event) => event.type === "run-ended")) await this.pause(due);
-        const batch = this.queue.splice(0, MAX_BATCH);
+        const batch = this.unwatched(this.queue.splice(0, MAX_BATCH));
         this.queuedSince = Date.now();
         if (batch.length === 0) continue;
         try {
           this.stub ??= liveFeedStub(this.env);
-          await this.stub.publish(batch);
+          const watched = await this.stub.publish(batch);
+          this.unwatchedAt = watched ? undefined : Date.now();
+          this.remember(batch);
         } catch (error) {
           log("warn", "live feed events not delivered", { events: batch.length, error: String(error) });
         }
@@ -145,6 +161,21 @@ export class LivePublisher {
       this.queue.length = 0;
     } finally {
       this.sending = false;
+    }
+  }
+
+  /** The batch without the ends of unannounced runs while the feed recently said nobody watches. */
+  private unwatched(batch: LiveEvent[]): LiveEvent[] {
+    if (this.unwatchedAt === undefined || Date.now() - this.unwatchedAt >= UNWATCHED_RECHECK_MS) return batch;
+    return batch.filter((event) => event.type !== "run-ended" || this.announced.has(event.runId));
+  }
+
+  private remember(batch: readonly LiveEvent[]): void {
+    for (const event of batch) {
+      if (event.type === "run-started") {
+        if (this.announced.size >= MAX_ANNOUNCED) this.announced.clear();
+        this.announced.add(event.run.runId);
+      } else if (event.type === "run-ended") this.announced.delete(event.runId);
     }
   }
 

@@ -66,8 +66,12 @@ export class LiveRunFeed extends DurableObject<Env> {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** Called by ExpertSessions (never awaited on a run's path): stores what the events change and pushes each to every socket. */
-  async publish(events: readonly LiveEvent[]): Promise<void> {
+  /**
+   * Called by ExpertSessions (never awaited on a run's path): stores what the events change and
+   * pushes each to every socket. Answers whether any page is watching (live-publisher.ts skips
+   * what only a watching page would see while none is).
+   */
+  async publish(events: readonly LiveEvent[]): Promise<boolean> {
     const now = Date.now();
     let added = false;
     for (const event of events) {
@@ -77,6 +81,7 @@ export class LiveRunFeed extends DurableObject<Env> {
     }
     // Only a new row can bring the next expiry forward; steps and waits never need the alarm moved.
     if (added) await this.armExpiry();
+    return this.ctx.getWebSockets().length > 0;
   }
 
   /** The runs in flight, oldest first, for a page rendered without JavaScript. */

@@ -9,6 +9,14 @@ export const DEFAULT_MODEL_IDS: Record<ProviderName, string> = {
   "openai-compatible": "llama3.1",
 };
 
+/**
+ * For every generateText: the AI SDK's telemetry off. Slipsnisse keeps its own trace of each
+ * model call (src/experts/trace), and with telemetry on (the default, even with no integration
+ * registered) the SDK opens a diagnostics-channel span and copies every event through its
+ * credential redaction on each call: CPU on every step for nothing read.
+ */
+export const AI_SDK_TELEMETRY = { isEnabled: false } as const;
+
 export const GOOGLE_API_KEY_SECRET = "GOOGLE_GENERATIVE_AI_API_KEY";
 
 export function modelIdOf(expert: ExpertConfig): string {

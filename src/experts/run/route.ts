@@ -1,3 +1,4 @@
+import { AI_SDK_TELEMETRY } from "../models/model-defaults";
 import { generateText, isStepCount, ToolChoiceViolationError } from "ai";
 import type { ToolSet } from "ai";
 import { raceWithSignal } from "./abort";
@@ -32,6 +33,7 @@ export async function routeExpert(input: ExpertRunInput): Promise<ExpertRunResul
       stopWhen: isStepCount(1),
       maxOutputTokens: budget.remainingOutputTokens(),
       maxRetries: MODEL_MAX_RETRIES,
+      telemetry: AI_SDK_TELEMETRY,
       abortSignal: signals.signal,
     });
     call.catch(() => undefined);

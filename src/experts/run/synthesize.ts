@@ -1,3 +1,4 @@
+import { AI_SDK_TELEMETRY } from "../models/model-defaults";
 import { generateText, isStepCount, type ToolSet } from "ai";
 import { raceWithSignal } from "./abort";
 import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
@@ -47,6 +48,7 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
       stopWhen: [isStepCount(limits.max_steps), () => budget.mustStop() || recorder.invalidInputs > MAX_MALFORMED_TOOL_INPUTS],
       maxOutputTokens: budget.remainingOutputTokens(),
       maxRetries: MODEL_MAX_RETRIES,
+      telemetry: AI_SDK_TELEMETRY,
       abortSignal: signals.signal,
       prepareStep: ({ stepNumber }) => {
         // The last step (or any step after the tool budget is spent) gets no tools, so the model

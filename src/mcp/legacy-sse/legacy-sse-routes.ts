@@ -2,6 +2,7 @@ import type { UserProps } from "../../auth/user-props";
 import { browserOriginRefusal } from "../browser-origin";
 import { earlyRefusal } from "../early-refusals";
 import { readBoundedBody } from "../request-body-limit";
+import { PostedBody } from "../posted-body";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
@@ -33,9 +34,10 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     const bounded = await readBoundedBody(request);
     if (!bounded.ok) return bounded.response;
     // Answered on the POST, not the stream: the SDK clients fail the pending call with this text.
-    const refused = earlyRefusal(bounded.bytes, 400);
+    const posted = new PostedBody(bounded.bytes);
+    const refused = earlyRefusal(posted, 400);
     if (refused) return refused;
-    const body = parseJson(bounded.bytes);
+    const body = posted.json();
     if (body === undefined) return Response.json({ error: "The body must be a JSON-RPC message." }, { status: 400 });
     const status = await env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId)).deliver(user.userId, body);
     return status === 202 ? new Response("Accepted", { status }) : Response.json({ error: sseError(status) }, { status });
@@ -50,14 +52,6 @@ export function sseAllow(pathname: string): string {
 }
 
 /** Shape is checked by the session (parseJSONRPCMessage); here only whether it is JSON at all. */
-function parseJson(bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes)) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function sseError(status: number): string {
   if (status === 404) return "No open SSE stream for this sessionId: open GET /sse again.";
   if (status === 403) return "This SSE session belongs to another user.";

@@ -1,4 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,31 +26,44 @@ async function startHugeServer(): Promise<LoopbackServer & { hugeCalls(): number
   let hugeCalls = 0;
   const server = await listenOnLoopback(async (req, res) => {
     const route = new URL(req.url ?? "/", "http://fixture").pathname;
-    if (req.method === "POST" && route === "/v1/chat/completions") {
+    if (req.method === "POST" && (route === "/v1/chat/completions" || route === "/v1-gzip/chat/completions")) {
       await readJsonBody(req);
       const content = "z".repeat(20 * 1024 * 1024);
-      const body = {
+      const body = JSON.stringify({
         id: "c1",
         object: "chat.completion",
         created: 1,
         model: "bloated",
         choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-      };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      });
+      if (route === "/v1/chat/completions") res.writeHead(200, { "content-type": "application/json" }).end(body);
+      else gzipped(res, body);
       return;
     }
-    if (req.method !== "POST" || (route !== "/mcp-json" && route !== "/mcp-sse")) {
+    if (req.method !== "POST" || !["/mcp-json", "/mcp-sse", "/mcp-gzip", "/mcp-lying"].includes(route)) {
       res.writeHead(405).end();
       return;
     }
     const body = await readJsonBody(req);
+    const hugeCall = hugeCallId(body);
+    if (hugeCall !== undefined && (route === "/mcp-gzip" || route === "/mcp-lying")) {
+      hugeCalls += 1;
+      const answer = JSON.stringify({ jsonrpc: "2.0", id: hugeCall, result: { content: [{ type: "text", text: "y".repeat(HUGE_BYTES) }] } });
+      if (route === "/mcp-gzip") gzipped(res, answer);
+      else {
+        // A Content-Length of 64 bytes, then 60 MB more on the connection: HTTP framing ends the
+        // body at 64, which is what lets the caps leave a body that declares its length unwatched.
+        res.socket?.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 64\r\nconnection: close\r\n\r\n${answer}`);
+      }
+      return;
+    }
     const mcp = new McpServer({ name: "huge", version: "1.0.0" });
     mcp.registerTool("huge", { description: "Answers 60 MB of text." }, async () => {
       hugeCalls += 1;
       return { content: [{ type: "text", text: "y".repeat(HUGE_BYTES) }] };
     });
     mcp.registerTool("echo", { description: "Echoes.", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text }] }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: route === "/mcp-json" });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: route !== "/mcp-sse" });
     res.on("close", () => {
       void transport.close();
       void mcp.close();
@@ -58,6 +72,19 @@ async function startHugeServer(): Promise<LoopbackServer & { hugeCalls(): number
     await transport.handleRequest(req, res, body);
   });
   return { ...server, hugeCalls: () => hugeCalls };
+}
+
+/** A gzip body whose Content-Length is the few KB it takes on the wire; it inflates to what `text` is (a zip bomb). */
+function gzipped(res: import("node:http").ServerResponse, text: string): void {
+  const packed = gzipSync(Buffer.from(text));
+  res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip", "content-length": String(packed.byteLength) }).end(packed);
+}
+
+function hugeCallId(body: unknown): string | number | undefined {
+  const message = z
+    .looseObject({ method: z.literal("tools/call"), id: z.union([z.string(), z.number()]), params: z.looseObject({ name: z.literal("huge") }) })
+    .safeParse(body);
+  return message.success ? message.data.id : undefined;
 }
 
 /** Resident memory (MB) of the workerd that runs the Worker (started with --inspector-addr) in wrangler dev's group. */
@@ -106,11 +133,16 @@ describe("oversized responses end to end", () => {
           servers: {
             hugejson: { url: `${huge.origin}/mcp-json`, transport: "streamable-http" },
             hugesse: { url: `${huge.origin}/mcp-sse`, transport: "streamable-http" },
+            hugegzip: { url: `${huge.origin}/mcp-gzip`, transport: "streamable-http" },
+            hugelying: { url: `${huge.origin}/mcp-lying`, transport: "streamable-http" },
           },
           experts: [
             expert("ask_hugejson", "hugejson", fake.baseURL),
             expert("ask_hugesse", "hugesse", fake.baseURL),
             expert("ask_bloated", "hugejson", `${huge.origin}/v1`, "bloated"),
+            expert("ask_hugegzip", "hugegzip", fake.baseURL),
+            expert("ask_hugelying", "hugelying", fake.baseURL),
+            expert("ask_bloated_gzip", "hugejson", `${huge.origin}/v1-gzip`, "bloated"),
           ],
         },
       },
@@ -123,7 +155,7 @@ describe("oversized responses end to end", () => {
     await Promise.allSettled([fake?.close(), huge?.stop()]);
   });
 
-  for (const server of ["hugejson", "hugesse"] as const) {
+  for (const server of ["hugejson", "hugesse", "hugegzip"] as const) {
     it(`a 60 MB tool result from ${server} answers with the cap error naming the server, and the next call works`, async () => {
       const calls = huge.hugeCalls();
       const before = await workerdRssMb(dev.pgid);
@@ -140,10 +172,26 @@ describe("oversized responses end to end", () => {
     }, 120_000);
   }
 
-  it("a 20 MB model response fails the run with an error naming the model and the cap", async () => {
-    const result = await client.callTool("ask_bloated", { query: "anything" });
-    expect(result.isError).toBe(true);
-    expect(resultText(result)).toContain('openai-compatible model "bloated"');
-    expect(resultText(result)).toContain(`larger than the ${8 * 1024 * 1024}-byte cap on model responses`);
+  it("a tool result whose Content-Length says 64 bytes, followed by 60 MB more, is read as the 64 bytes: a tool error naming the server", async () => {
+    const calls = huge.hugeCalls();
+    const before = await workerdRssMb(dev.pgid);
+    const result = await client.callTool("ask_hugelying", { query: "call hugelying__huge {}" });
+    const after = await workerdRssMb(dev.pgid);
+    console.log(`[oversized-responses] hugelying: workerd RSS ${before} MB before, ${after} MB after (+${after - before} MB)`);
+    expect(huge.hugeCalls()).toBe(calls + 1);
+    // The truncated JSON fails the call; the model hears of the error with the server named.
+    expect(resultText(result)).toMatch(/^tool said: .*hugelying/s);
+    expect(after - before).toBeLessThan(100);
+    const next = await client.callTool("ask_hugelying", { query: 'call hugelying__echo {"text":"still here"}' });
+    expect(resultText(next)).toMatch(/^tool said: still here/);
   }, 120_000);
+
+  for (const expertName of ["ask_bloated", "ask_bloated_gzip"]) {
+    it(`a 20 MB model response (${expertName === "ask_bloated" ? "plain" : "gzip, a few KB on the wire"}) fails the run with an error naming the model and the cap`, async () => {
+      const result = await client.callTool(expertName, { query: "anything" });
+      expect(result.isError).toBe(true);
+      expect(resultText(result)).toContain('openai-compatible model "bloated"');
+      expect(resultText(result)).toContain(`larger than the ${8 * 1024 * 1024}-byte cap on model responses`);
+    }, 120_000);
+  }
 });

@@ -163,11 +163,12 @@ describe("LivePublisher", () => {
     messages: [],
   } as const;
 
-  function recordingPublisher() {
+  function recordingPublisher(watching = () => true) {
     const calls: LiveEvent[][] = [];
     const feed = {
       publish: async (events: LiveEvent[]) => {
         calls.push(events);
+        return watching();
       },
     };
     const fake = { ...env, LIVE_FEED: { idFromName: () => "id", get: () => feed } } as unknown as Env;
@@ -177,16 +178,32 @@ describe("LivePublisher", () => {
     return { publisher, calls, kept, names };
   }
 
-  it("sends the end of a short run whether or not a page watches: a page opened later lists it among the recently finished", async () => {
-    const { publisher, calls, kept } = recordingPublisher();
+  it("while no page watches, does not send the end of a run the feed never heard of; starts still go, and a watching page is learned from them", async () => {
+    let watching = false;
+    const { publisher, calls, kept, names } = recordingPublisher(() => watching);
     const run = (runId: string) => ({ ...start, runId });
-    for (const runId of ["short-1", "short-2"]) {
-      publisher.started(run(runId));
-      publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
-      await Promise.all(kept);
-    }
+    const end = (runId: string) => publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
+    // Not yet known whether anyone watches: the end goes, and the feed says no one does.
+    publisher.started(run("short-1"));
+    end("short-1");
+    await Promise.all(kept);
+    expect(names()).toEqual([["run-ended"]]);
+    // A run as short: no page would draw its end (a page opened later lists it from the run index), so nothing is sent.
+    publisher.started(run("short-2"));
+    end("short-2");
+    await Promise.all(kept);
+    expect(calls).toHaveLength(1);
+    // A longer run's start goes after the window (a page opened mid-run must show it); a page has opened meanwhile.
+    watching = true;
+    publisher.started(run("long"));
+    await waitFor("the long run's start", () => (calls.length === 2 ? true : undefined), 5_000);
+    end("long");
+    // The start's answer said a page watches: short runs' ends go again.
+    publisher.started(run("short-3"));
+    end("short-3");
+    await Promise.all(kept);
     const sent = calls.flat().map((event) => `${event.type} ${event.type === "run-started" ? event.run.runId : event.runId}`);
-    expect(sent).toEqual(["run-ended short-1", "run-ended short-2"]);
+    expect(sent).toEqual(["run-ended short-1", "run-started long", "run-ended long", "run-ended short-3"]);
   });
 
   it("sends a run that ends within the batch window as its end alone, in one call", async () => {
