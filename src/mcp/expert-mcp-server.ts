@@ -22,7 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
-import { RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
+import { decidedInRunView, RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
@@ -164,7 +164,7 @@ function registerExpertTools(
           channel,
           // URL-mode elicitation: through the SDK's own request where the server saw `initialize`
           // (legacy SSE), routed back through the session on stateless 2025 calls, input_required in 2026.
-          { era, urlElicitation: supportsUrlElicitation(capabilities), ...(routed ? { routed } : {}) },
+          { era, urlElicitation: supportsUrlElicitation(capabilities), ui, ...(routed ? { routed } : {}) },
           callStream?.resumable?.id,
         );
         // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
@@ -225,7 +225,7 @@ async function callExpert(
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
-  client: { era: "legacy" | "modern"; urlElicitation: boolean; routed?: ClientRequester } = { era: "legacy", urlElicitation: false },
+  client: { era: "legacy" | "modern"; urlElicitation: boolean; ui?: boolean; routed?: ClientRequester } = { era: "legacy", urlElicitation: false },
   resumableStream?: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
@@ -260,7 +260,8 @@ async function callExpert(
     const decision = {
       ...(answer === undefined ? {} : { answer }),
       ...(approve === undefined ? {} : { approve }),
-      ...(retried ? { decidedBy: "user" as const } : {}),
+      // The user decided: a retry carrying their reply, or a click in the run view (run-app.ts).
+      ...(retried || (client.ui && decidedInRunView(ctx)) ? { decidedBy: "user" as const } : {}),
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(

@@ -162,7 +162,7 @@ const SCRIPT = String.raw`
     delete args.approve;
     delete args.answer;
     Object.assign(args, decision);
-    request("tools/call", { name: expert, arguments: args }).then(function (result) {
+    request("tools/call", { name: expert, arguments: args, _meta: { "slipsnisse.dev/decided-by": "user" } }).then(function (result) {
       toolArgs = args;
       if (hostCaps.updateModelContext) {
         request("ui/update-model-context", { content: [{ type: "text", text: "The user resumed the run from the run view. Its answer:\n" + textOf(result) }] }).catch(function () {});

@@ -1,4 +1,4 @@
-import { CLIENT_CAPABILITIES_META_KEY, type McpServer } from "@modelcontextprotocol/server";
+import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { html } from "hono/html";
 import { z } from "zod";
 import type { StepRecord } from "../experts/run/expert-types";
@@ -47,6 +47,18 @@ export const RUN_APP_EXTENSION = { [UI_EXTENSION]: {} } as const;
 
 /** The `_meta` an expert tool carries for a client that declared the extension (what registerAppTool writes). */
 export const RUN_APP_TOOL_META = { ui: { resourceUri: RUN_APP_URI }, [LEGACY_RESOURCE_URI_KEY]: RUN_APP_URI } as const;
+
+/**
+ * On a tools/call the run view makes when the user clicks Approve, Refuse or Send answer: the
+ * decision is the user's, and the trace records it so. Like an elicitation reply, it is the
+ * client's word (the host forwards the app's request); it counts only from a client that declared
+ * the extension, and only says who decided, never widens what the call may do.
+ */
+export const META_DECIDED_BY = "slipsnisse.dev/decided-by";
+
+export function decidedInRunView(ctx: ServerContext): boolean {
+  return ctx.mcpReq._meta?.[META_DECIDED_BY] === "user";
+}
 
 const uiCapabilitySchema = z.looseObject({
   extensions: z.looseObject({ [UI_EXTENSION]: z.looseObject({ mimeTypes: z.array(z.string()).optional() }) }),

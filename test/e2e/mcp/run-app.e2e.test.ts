@@ -216,6 +216,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
         await frame.getByRole("heading", { name: /Run of cleaner ok/ }).waitFor();
         expect(await frame.locator("#status").innerText()).not.toContain(pausedRun);
         expect(await frame.locator("#ask").isHidden()).toBe(true);
+        // The click is the user's decision, and the trace says so.
+        expect(await frame.locator("ol.wf").innerText()).toContain(`${decision === "Approve" ? "approved" : "declined"} by the user`);
         if (decision === "Approve") {
           expect(await frame.locator("pre.answer").innerText()).toContain(`erased ${record}`);
           expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(before + 1);
@@ -232,6 +234,31 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
       }
     }, 90_000);
   }
+
+  it("takes the run view's word that the user decided only from a client that declared the extension", async () => {
+    const plain = new Client({ name: "slipsnisse-e2e-plain", version: "0.0.0" });
+    await plain.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { requestInit: { headers: bearer(alice) } }));
+    try {
+      const record = `rec-plain-${Date.now()}`;
+      const paused = await plain.callTool({ name: "cleaner", arguments: { query: `Erase ${record}` } });
+      const thread = (paused._meta as Record<string, { thread: string }>)["slipsnisse.dev/question"]?.thread;
+      const resumed = await plain.callTool({
+        name: "cleaner",
+        arguments: { query: `Erase ${record}`, thread, approve: true },
+        _meta: { "slipsnisse.dev/decided-by": "user" },
+      });
+      const runId = (resumed._meta as Record<string, string>)["slipsnisse.dev/run"];
+      const contents = (await plain.readResource({ uri: `slipsnisse://runs/${runId}` })).contents;
+      expect(contents.map((content) => content.mimeType)).toEqual(["text/markdown", "application/json"]);
+      const json = contents[1] && "text" in contents[1] ? contents[1].text : "null";
+      const decisions = (JSON.parse(json) as { steps: Array<{ toolCalls: Array<{ decision?: { by: string } }> }> }).steps.flatMap((step) =>
+        step.toolCalls.flatMap((call) => (call.decision ? [call.decision.by] : [])),
+      );
+      expect(decisions).toEqual(["orchestrator"]);
+    } finally {
+      await plain.close();
+    }
+  }, 60_000);
 
   it("answers the expert's question to the user from the app, its hostile text shown as text", async () => {
     const args = { query: "plan the deploy" };
