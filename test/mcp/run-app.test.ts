@@ -3,6 +3,7 @@ import { getUiCapability, EXTENSION_ID, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KE
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
+import { capabilitiesOfConnection, connectionIdFor } from "../../src/mcp/mid-call-requests";
 import { APP_MIME_TYPE, declaresUi, RUN_APP_CSP, RUN_APP_URI, UI_EXTENSION } from "../../src/mcp/run-app";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { askDocsCatalog } from "./expert-test-setup";
@@ -53,6 +54,18 @@ describe("the run view as an MCP App (io.modelcontextprotocol/ui)", () => {
     expect(declaresUi({ extensions: { [UI_EXTENSION]: {} } })).toBe(true);
     expect(declaresUi({ elicitation: {} })).toBe(false);
     expect(declaresUi(undefined)).toBe(false);
+  });
+
+  it("remembers a stateless 2025 client's declaration in the Mcp-Session-Id it mints, beside elicitation", () => {
+    const both = connectionIdFor({ elicitation: {}, ...UI_CAPABILITIES });
+    expect(both).toMatch(/\.fa$/);
+    expect(capabilitiesOfConnection(both)).toEqual({ elicitation: { form: {} }, ...UI_CAPABILITIES });
+    const appOnly = connectionIdFor(UI_CAPABILITIES);
+    expect(appOnly).toMatch(/\.a$/);
+    // No elicitation: such a client's runs pause for approval (userChannel), as before.
+    expect(capabilitiesOfConnection(appOnly)).toEqual(UI_CAPABILITIES);
+    expect(connectionIdFor({ roots: {} })).toBeUndefined();
+    expect(capabilitiesOfConnection(`${crypto.randomUUID()}.x`)).toBeUndefined();
   });
 
   for (const era of ["2025", "2026"] as const) {
