@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { getUiCapability, EXTENSION_ID, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
@@ -7,7 +7,7 @@ import { capabilitiesOfConnection, connectionIdFor } from "../../src/mcp/mid-cal
 import { APP_MIME_TYPE, declaresUi, RUN_APP_CSP, RUN_APP_URI, UI_EXTENSION } from "../../src/mcp/run-app";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { askDocsCatalog } from "./expert-test-setup";
-import { appFetchAs } from "./mcp-test-client";
+import { appFetchAs, selfFetch } from "./mcp-test-client";
 
 const SKILL = "run-app-skill";
 const cleo: UserProps = { userId: "dev-run-app-cleo", login: "cleo", role: "member" };
@@ -66,6 +66,25 @@ describe("the run view as an MCP App (io.modelcontextprotocol/ui)", () => {
     expect(capabilitiesOfConnection(appOnly)).toEqual(UI_CAPABILITIES);
     expect(connectionIdFor({ roots: {} })).toBeUndefined();
     expect(capabilitiesOfConnection(`${crypto.randomUUID()}.x`)).toBeUndefined();
+  });
+
+  it("over legacy HTTP+SSE too: what `initialize` declared decides the connection's tools", async () => {
+    const connectSse = async (ui: boolean) => {
+      const client = new Client({ name: "run-app-sse", version: "0.0.0" }, ui ? { capabilities: UI_CAPABILITIES } : {});
+      await client.connect(new SSEClientTransport(new URL(`http://localhost/s/${SKILL}/sse`), { fetch: selfFetch }));
+      return client;
+    };
+    const [plain, app] = await Promise.all([connectSse(false), connectSse(true)]);
+    try {
+      expect((await plain.listTools()).tools.map((tool) => tool._meta)).toEqual([undefined]);
+      expect(plain.getServerCapabilities()?.extensions?.[UI_EXTENSION]).toBeUndefined();
+      expect((await plain.listResources()).resources.map((resource) => resource.uri)).not.toContain(RUN_APP_URI);
+      expect((await app.listTools()).tools.map((tool) => tool._meta)).toEqual([{ ui: { resourceUri: RUN_APP_URI }, [RESOURCE_URI_META_KEY]: RUN_APP_URI }]);
+      expect(app.getServerCapabilities()?.extensions?.[UI_EXTENSION]).toEqual({});
+      expect((await app.listResources()).resources.map((resource) => resource.uri)).toContain(RUN_APP_URI);
+    } finally {
+      await Promise.all([plain.close(), app.close()]);
+    }
   });
 
   for (const era of ["2025", "2026"] as const) {

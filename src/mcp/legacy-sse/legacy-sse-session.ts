@@ -1,10 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { parseJSONRPCMessage } from "@modelcontextprotocol/server";
+import { type JSONRPCMessage, parseJSONRPCMessage } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
+import { declaresUi } from "../run-app";
 import { SseServerTransport } from "./sse-server-transport";
 
 const KEEP_ALIVE_MS = 15_000;
@@ -34,6 +35,9 @@ export class LegacySseSession extends DurableObject<Env> {
   private sessionId = "";
   /** The origin the client opened the stream at: connect links point there (no request rides along with a message). */
   private origin: string | undefined;
+  /** The client declared MCP Apps in its `initialize`: the tools link the run view. */
+  private ui = false;
+  private starting: Promise<McpServer | null> | null = null;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
@@ -43,19 +47,10 @@ export class LegacySseSession extends DurableObject<Env> {
     transport.onclose = () => this.reset();
     this.transport = transport;
     this.owner = request.user.userId;
-    // This server answers every tools/list of the connection: annotations as cached at open.
-    const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    const server = buildExpertServer({
-      env: this.env,
-      skill,
-      user: request.user,
-      listChanged: true,
-      connection: request.sessionId,
-      listings,
-      ...(request.origin === undefined ? {} : { origin: request.origin }),
-    });
-    await server.connect(transport);
-    Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
+    // The MCP server is built at the client's first message (serverFor): what its `initialize`
+    // declares decides whether the tools link the run view (MCP Apps, run-app.ts), and a server's
+    // tools and capabilities are fixed once it is connected.
+    Object.assign(this, { skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
     void transport.announceEndpoint(request.endpoint);
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
     // context, which may not touch this object's stream): the skill's live version is read at
@@ -65,6 +60,39 @@ export class LegacySseSession extends DurableObject<Env> {
       void this.refreshTools();
     }, KEEP_ALIVE_MS);
     return readable;
+  }
+
+  /**
+   * The connection's MCP server, built and connected at the first message (`first`); messages
+   * that arrive while it starts wait for the same one.
+   */
+  private serverFor(first: JSONRPCMessage): Promise<McpServer | null> {
+    this.starting ??= this.startServer(first).catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    });
+    return this.starting;
+  }
+
+  private async startServer(first: JSONRPCMessage): Promise<McpServer | null> {
+    const { transport, skill, user } = this;
+    if (!transport || !skill || !user) return null;
+    this.ui = "method" in first && first.method === "initialize" && declaresUi(first.params?.capabilities);
+    // This server answers every tools/list of the connection: annotations as cached at its start.
+    const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
+    const server = buildExpertServer({
+      env: this.env,
+      skill,
+      user,
+      listChanged: true,
+      connection: this.sessionId,
+      listings,
+      ...(this.ui ? { ui: true } : {}),
+      ...(this.origin === undefined ? {} : { origin: this.origin }),
+    });
+    await server.connect(transport);
+    this.server = server;
+    return server;
   }
 
   /** A new catalog version of the skill: the connection's tools become its experts, and the client hears list_changed. */
@@ -82,6 +110,7 @@ export class LegacySseSession extends DurableObject<Env> {
       connection: this.sessionId,
       listings,
       listChanged: true,
+      ...(this.ui ? { ui: true } : {}),
       ...(this.origin === undefined ? {} : { origin: this.origin }),
     });
   }
@@ -97,6 +126,7 @@ export class LegacySseSession extends DurableObject<Env> {
     } catch {
       return 400;
     }
+    if (!(await this.serverFor(message))) return 404;
     await this.refreshTools();
     this.transport.deliver(message);
     return 202;
@@ -105,6 +135,8 @@ export class LegacySseSession extends DurableObject<Env> {
   private reset(): void {
     if (this.timer) clearInterval(this.timer);
     this.server = null;
+    this.starting = null;
+    this.ui = false;
     this.skill = null;
     this.timer = null;
     this.transport = null;
