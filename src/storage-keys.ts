@@ -53,6 +53,11 @@
  *                     expirationTtl cannot go below 60 s. Holds only the tools that passed
  *                     their pins, plus the names withheld and why; an admin's accept deletes every
  *                     key of that skill and server (downstreamToolsPrefix) so the next list re-checks.
+ *   downstream-tools:<skill>:<serverId>:<configHash>:as:<team | user:<userId, URI-encoded>>  the same
+ *                     for a server with `auth`: a server may list different tools (names,
+ *                     descriptions, schemas) to different accounts, so a listing is cached per
+ *                     account it was made as (the member, or the team for connection "team"),
+ *                     never shared between members.
  *   eval-report:<skill>:<expert>:<version, 8 digits>  the latest eval results of an expert per
  *                     model on one catalog version (src/admin/evals/eval-reports.ts): pass counts,
  *                     tokens, cost, latency and the failing evals' reasons; for the dashboard's
@@ -163,9 +168,13 @@ export function compiledSkillKey(skill: string): string {
   return `${KV_PREFIXES.compiledSkill}${skill}`;
 }
 
-/** KV key of one downstream server's cached tool list in CACHE. */
-export function downstreamToolsKey(skill: string, serverId: string, configHash: string): string {
-  return `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
+/**
+ * KV key of one downstream server's cached tool list in CACHE. `actingAs` (a server with `auth`:
+ * whose account listed it, see connectionAccountKey) keeps one account's listing from serving another.
+ */
+export function downstreamToolsKey(skill: string, serverId: string, configHash: string, actingAs?: string): string {
+  const key = `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
+  return actingAs === undefined ? key : `${key}:as:${actingAs}`;
 }
 
 /** Prefix of every cached tool list of one server of one skill (all config hashes). */

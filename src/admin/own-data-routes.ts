@@ -9,7 +9,7 @@ import { checkSkillName } from "./admin-context";
 import { AdminApiError, InvalidParameterError, SkillNotFoundError } from "./admin-errors";
 import { OwnEntryNotFoundError } from "./member-errors";
 import { connectionsStub } from "../downstream/connections/connection-target";
-import { describeConnection, removeConnections } from "./routes/connection-routes";
+import { describeConnection, removeConnections } from "./connection-overview";
 
 type OwnEnv = { Bindings: Env; Variables: { user: UserProps } };
 

@@ -1,6 +1,18 @@
 import type { SkillConfig } from "../catalog/catalog-schema";
-import { connectDownstream, type DownstreamConnection } from "../downstream/connect-downstream";
+import { connectDownstream, connectionRequired, type DownstreamConnection } from "../downstream/connect-downstream";
+import { connectionTarget } from "../downstream/connections/connection-target";
+import { probeSignIn } from "../downstream/connections/sign-in-probe";
+import { connectionTokenSource, type TokenSource } from "../downstream/connections/token-source";
 import { SlipsnisseError } from "../errors";
+
+/** Whom a server with `auth` answers as, for health: a probe never holds a member's token. */
+export type SignInHealth =
+  /** Per-member connections: probed without credentials; up, and each member signs in. */
+  | "needs-each-member"
+  /** The team's connection: probed with the team's token. */
+  | "team-connected"
+  /** The team's connection is missing: probed without credentials; an admin must connect it. */
+  | "team-not-connected";
 
 export interface MissingTool {
   expert: string;
@@ -18,6 +30,10 @@ export interface ServerHealth {
   protocolVersion?: string;
   /** Tools an expert whitelists on this server that the server does not list. */
   missingTools?: MissingTool[];
+  /** Servers with `auth` only: how the probe reached it and what a call needs. */
+  signIn?: SignInHealth;
+  /** What the probe found that is not an error (a server that needs each member's sign-in). */
+  note?: string;
   error?: string;
 }
 
@@ -48,18 +64,26 @@ export async function checkSkillHealth(
 ): Promise<SkillHealth> {
   const deadline = AbortSignal.timeout(timeoutMs);
   const servers = await Promise.all(
-    Object.keys(config.servers).map((serverId) => withinDeadline(serverId, checkServer(env, serverId, config, connect), deadline, timeoutMs)),
+    Object.keys(config.servers).map((serverId) => withinDeadline(serverId, checkServer(env, skill, serverId, config, connect), deadline, timeoutMs)),
   );
   return { skill, version, ok: servers.every((server) => server.ok), checkedAt: new Date().toISOString(), servers };
 }
 
-async function checkServer(env: Env, serverId: string, config: SkillConfig, connect: Connect): Promise<ServerHealth> {
+/** The user a team connection's token is asked for on behalf of (the team's object ignores it). */
+const HEALTH_PROBE_USER = "slipsnisse:health";
+
+async function checkServer(env: Env, skill: string, serverId: string, config: SkillConfig, connect: Connect): Promise<ServerHealth> {
   const server = config.servers[serverId];
   if (!server) throw new Error(`no server ${serverId}`);
+  const target = connectionTarget(skill, serverId, server);
+  // Per-member servers: no member's token is the probe's to use, so it asks only whether the
+  // server is up and asks for a sign-in (README "Connections").
+  if (target?.connection === "user") return checkSignIn(env, serverId, server, "needs-each-member");
+  const tokens: TokenSource | undefined = target === undefined ? undefined : connectionTokenSource(env, target, HEALTH_PROBE_USER);
   const started = Date.now();
   let connection: DownstreamConnection | undefined;
   try {
-    connection = await connect(serverId, server, env);
+    connection = await (tokens === undefined ? connect(serverId, server, env) : connect(serverId, server, env, tokens));
     const connectMs = Date.now() - started;
     const { tools } = await connection.client.listTools(undefined, { timeout: server.call_timeout_ms });
     const names = new Set(tools.map((tool) => tool.name));
@@ -72,6 +96,7 @@ async function checkServer(env: Env, serverId: string, config: SkillConfig, conn
       latencyMs: Date.now() - started,
       connectMs,
       toolCount: tools.length,
+      ...(tokens === undefined ? {} : { signIn: "team-connected" as const }),
       transport: connection.transport,
       ...(connection.protocolVersion === undefined ? {} : { protocolVersion: connection.protocolVersion }),
       ...(missingTools.length === 0
@@ -79,11 +104,54 @@ async function checkServer(env: Env, serverId: string, config: SkillConfig, conn
         : { missingTools, error: `the server does not list ${missingTools.map((m) => `"${m.tool}"`).join(", ")}, which experts whitelist` }),
     };
   } catch (error) {
+    // The team's connection is missing (or its refresh failed): say so, and whether the server is up.
+    const needed = tokens === undefined ? undefined : connectionRequired(error);
+    if (needed !== undefined) {
+      // No one signs in to a client-credentials server: what failed is the token request itself.
+      if (target?.grant === "client_credentials")
+        return { server: serverId, ok: false, latencyMs: Date.now() - started, signIn: "team-not-connected", error: needed.message };
+      return checkSignIn(env, serverId, server, "team-not-connected");
+    }
     const message = SlipsnisseError.is(error) ? error.toolMessage : String(error);
     return { server: serverId, ok: false, latencyMs: Date.now() - started, error: connection ? connection.redact(message) : message };
   } finally {
     void connection?.close();
   }
+}
+
+/**
+ * A server with `auth` probed without credentials (probeSignIn). Per-member: up and asking for a
+ * sign-in is healthy, never an error. Team, not connected: not usable until an admin connects it.
+ */
+async function checkSignIn(
+  env: Env,
+  serverId: string,
+  server: SkillConfig["servers"][string],
+  signIn: "needs-each-member" | "team-not-connected",
+): Promise<ServerHealth> {
+  const started = Date.now();
+  const probe = await probeSignIn(serverId, server, env);
+  const latencyMs = Date.now() - started;
+  if (!probe.reachable) {
+    const team = signIn === "team-not-connected" ? "not connected for the team, and " : "";
+    return { server: serverId, ok: false, latencyMs, signIn, error: `${team}probed without credentials, ${probe.reason}` };
+  }
+  const up = probe.asksSignIn ? "reachable, and asks for a sign-in" : `reachable (it answered HTTP ${probe.status} without asking for a sign-in)`;
+  if (signIn === "team-not-connected")
+    return {
+      server: serverId,
+      ok: false,
+      latencyMs,
+      signIn,
+      error: `not connected for the team: an admin connects it on the dashboard's Connections page (the server is ${up})`,
+    };
+  return {
+    server: serverId,
+    ok: true,
+    latencyMs,
+    signIn,
+    note: `needs each member's sign-in; the server is ${up}. Its tools are listed per member, so none are counted here.`,
+  };
 }
 
 function withinDeadline(serverId: string, check: Promise<ServerHealth>, deadline: AbortSignal, timeoutMs: number): Promise<ServerHealth> {

@@ -51,6 +51,12 @@ export const serverAuthSchema = z
       .optional()
       .describe("Worker secret holding a client id registered at the server (GitHub-style OAuth apps); without it Slipsnisse registers itself."),
     client_secret_secret: z.string().regex(SECRET_NAME_PATTERN).optional().describe("Worker secret holding that client's secret, if it has one."),
+    grant: z
+      .enum(["authorization_code", "client_credentials"])
+      .optional()
+      .describe(
+        "`authorization_code` (the default): someone signs in in a browser. `client_credentials` (team connections with a client id and secret only): Slipsnisse fetches the team's token itself, no sign-in.",
+      ),
   })
   .strict();
 export type ServerAuth = z.output<typeof serverAuthSchema>;

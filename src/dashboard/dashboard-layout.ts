@@ -29,6 +29,7 @@ const NAV = [
   ["servers", "/admin/servers", "Servers"],
   ["catalog", "/admin/catalog", "Catalog"],
   ["members", "/admin/members", "Members"],
+  ["connections", "/admin/connections", "Connections"],
 ] as const;
 export type NavEntry = (typeof NAV)[number][0];
 

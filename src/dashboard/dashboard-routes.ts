@@ -23,6 +23,7 @@ import {
   sessionRef,
 } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
+import { connectionPages } from "./pages/connection-pages";
 import { evalPages } from "./pages/eval-pages";
 import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
@@ -59,6 +60,7 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   app.route("/", runPages());
   app.route("/", livePages());
   app.route("/", memberPages(oauthHelpers));
+  app.route("/", connectionPages());
   app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
   app.onError((error, c) => {
     if (error instanceof SlipsnisseError)

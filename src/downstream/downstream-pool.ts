@@ -3,7 +3,7 @@ import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { untilAborted } from "./abortable";
 import { classifyCallFailure } from "./call-failure";
 import { connectDownstream, connectionRequired, type DownstreamConnection } from "./connect-downstream";
-import { connectionTarget } from "./connections/connection-target";
+import { connectionAccountKey, connectionTarget, ownerFor } from "./connections/connection-target";
 import { connectionTokenSource, type TokenSource } from "./connections/token-source";
 import type { ConnectionRequiredError } from "./connections/connection-errors";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
@@ -131,7 +131,8 @@ export class DownstreamPool implements ToolSource {
   }
 
   private async refreshTools(entry: PoolEntry): Promise<readonly DownstreamTool[]> {
-    const cached = await this.toolCache.read(entry.serverId, entry.config);
+    const scope = this.cacheScope(entry);
+    const cached = scope.shared ? await this.toolCache.read(entry.serverId, entry.config, scope.actingAs) : undefined;
     if (cached !== undefined) {
       entry.tools = cached;
       return cached.tools;
@@ -144,8 +145,25 @@ export class DownstreamPool implements ToolSource {
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
     const checked = await this.checkPins(entry, tools);
-    entry.tools = await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld);
+    entry.tools = scope.shared
+      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs)
+      : this.toolCache.entry(checked.allowed, ttlMs, checked.withheld);
     return entry.tools.tools;
+  }
+
+  /**
+   * Whose listing a server's KV entry is. A server without `auth` lists the same tools to
+   * everyone: one entry per skill. A server with `auth` answers as the account whose token it
+   * got, and may list different tools to different accounts: one entry per member (or the team,
+   * connection "team"). When the account is not known (a test's token source without a member),
+   * the listing stays in this pool's memory only.
+   */
+  private cacheScope(entry: PoolEntry): { shared: true; actingAs?: string } | { shared: false } {
+    const auth = entry.config.auth;
+    if (auth === undefined) return { shared: true };
+    if (auth.connection === "team") return { shared: true, actingAs: connectionAccountKey({ kind: "team" }) };
+    const userId = this.options.userId;
+    return userId === undefined ? { shared: false } : { shared: true, actingAs: connectionAccountKey(ownerFor(auth, userId)) };
   }
 
   private async checkPins(entry: PoolEntry, tools: DownstreamTool[]): Promise<PinCheck> {

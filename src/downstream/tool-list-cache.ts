@@ -67,6 +67,8 @@ const configHashes = new WeakMap<DownstreamServerConfig, Promise<string>>();
  * Tool lists of one skill's downstream servers in KV (binding CACHE), keyed by skill, server
  * and a hash of the server's config, so a warm Durable Object instance and a fresh one both
  * skip `tools/list`. A KV failure is a miss, never an error: the server is asked instead.
+ * A server with `auth` answers as the account whose token it got, so its lists carry
+ * `actingAs` (the member, or the team) in their key: one member's listing never serves another.
  */
 export class ToolListCache {
   constructor(
@@ -75,9 +77,9 @@ export class ToolListCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async read(serverId: string, config: DownstreamServerConfig): Promise<CachedToolList | undefined> {
+  async read(serverId: string, config: DownstreamServerConfig, actingAs?: string): Promise<CachedToolList | undefined> {
     try {
-      const key = await this.key(serverId, config);
+      const key = await this.key(serverId, config, actingAs);
       const now = this.now();
       const reads = readsOf(this.kv);
       const reused = reads.get(key);
@@ -102,13 +104,13 @@ export class ToolListCache {
     tools: readonly DownstreamTool[],
     ttlMs: number,
     withheld: readonly WithheldTool[] = [],
+    actingAs?: string,
   ): Promise<CachedToolList> {
-    const fetchedAt = this.now();
-    const entry: CachedToolList = { tools, withheld, fetchedAt, expiresAt: fetchedAt + ttlMs };
+    const entry = this.entry(tools, ttlMs, withheld);
     if (ttlMs <= 0) return entry;
     try {
-      const key = await this.key(serverId, config);
-      remember(readsOf(this.kv), key, { at: fetchedAt, entry });
+      const key = await this.key(serverId, config, actingAs);
+      remember(readsOf(this.kv), key, { at: entry.fetchedAt, entry });
       await this.kv.put(key, JSON.stringify(entry), {
         expirationTtl: Math.max(KV_MIN_TTL_SECONDS, Math.ceil(ttlMs / 1000)),
       });
@@ -118,13 +120,19 @@ export class ToolListCache {
     return entry;
   }
 
-  private async key(serverId: string, config: DownstreamServerConfig): Promise<string> {
+  /** The entry for a fresh listing, kept in memory only (a listing whose account is not known is never shared). */
+  entry(tools: readonly DownstreamTool[], ttlMs: number, withheld: readonly WithheldTool[] = []): CachedToolList {
+    const fetchedAt = this.now();
+    return { tools, withheld, fetchedAt, expiresAt: fetchedAt + ttlMs };
+  }
+
+  private async key(serverId: string, config: DownstreamServerConfig, actingAs: string | undefined): Promise<string> {
     let hash = configHashes.get(config);
     if (!hash) {
       hash = serverConfigHash(config);
       configHashes.set(config, hash);
     }
-    return downstreamToolsKey(this.skill, serverId, await hash);
+    return downstreamToolsKey(this.skill, serverId, await hash, actingAs);
   }
 }
 

@@ -1,7 +1,11 @@
 import { downstreamToolsPrefix } from "../storage-keys";
 import { forgetRecentReads } from "./tool-list-cache";
 
-/** A skill has one cached list per server and config hash; a few pages is plenty. */
+/**
+ * A skill has one cached list per server and config hash, and a server with `auth` one per member
+ * (or the team) as well: 10 pages of 1,000 keys. Past that, the rest expire within the server's
+ * tool_list_ttl_ms, and each was checked against the pins when it was listed.
+ */
 const MAX_PAGES = 10;
 
 /**

@@ -49,7 +49,7 @@ export interface ExpertServerContext {
   listings?: CachedListings;
   /** The protocol era this server serves (createMcpHandler's factory says; legacy SSE is "legacy"). */
   era?: "legacy" | "modern";
-  /** Whether to offer MCP Tasks (2025-11-25): only on Streamable HTTP in the 2025 era (expert-tasks.ts). */
+  /** Whether to offer MCP Tasks (2025-11-25): 2025-era Streamable HTTP and legacy SSE (expert-tasks.ts). */
   tasks?: boolean;
   /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
   origin?: string;
@@ -83,12 +83,12 @@ export function buildExpertServer({
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
-    // connection, after each call it made (a listen stream is shared by every user of the path).
-    // resources/list is never cached, so other clients see new runs when they re-list.
+    // connection, after each call it made, and a 2026-07-28 listen stream, which hears of the
+    // caller's own runs from their session (listen-stream.ts). resources/list is never cached.
     // 2026-07-28 requests get Tasks through the extension (expert-tasks-extension.ts), 2025-11-25 ones in core.
     capabilities: {
       tools: { listChanged },
-      resources: { listChanged: runsChanged(era, listChanged) },
+      resources: { listChanged },
       ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
       ...(era === "modern" || ui ? { extensions: { ...(era === "modern" ? TASKS_EXTENSION : {}), ...(ui ? RUN_APP_EXTENSION : {}) } } : {}),
     },
@@ -127,7 +127,7 @@ type ToolContext = Pick<
   "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui"
 >;
 
-/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs. */
+/** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs after each call. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
   return era === "legacy" && listChanged;
 }

@@ -135,7 +135,7 @@ function wireTaskV2(task: StoredTask): Record<string, unknown> {
 }
 
 /** A DetailedTask: the result inlined once completed, the error once failed, the input requests while waiting. */
-async function detailedTask(task: StoredTask, { env, skill, user }: TaskContext): Promise<Record<string, unknown>> {
+export async function detailedTask(task: StoredTask, { env, skill, user }: TaskContext): Promise<Record<string, unknown>> {
   const wire = wireTaskV2(task);
   if (task.status === "input_required" && task.input) {
     return { ...wire, inputRequests: { [task.input.key]: { method: "elicitation/create", params: { mode: "form", ...elicitationFor(task.input.question) } } } };

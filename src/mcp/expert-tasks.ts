@@ -33,6 +33,11 @@ const RESULT_WAIT_MS = 30_000;
 const RESULT_WAIT_TOTAL_MS = 600_000;
 const RESULT_ROUNDS = 1_000;
 
+/** A JSON-RPC response to a Tasks request, as answerTaskMessage builds it. */
+export type TaskAnswer =
+  | { jsonrpc: "2.0"; id: string | number; result: Record<string, unknown> }
+  | { jsonrpc: "2.0"; id: string | number; error: { code: number; message: string } };
+
 export interface TaskContext {
   env: Env;
   skill: CompiledSkill;
@@ -75,18 +80,43 @@ export async function serveTaskRequest(request: Request, body: PostedBody, conte
   if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
   const json = body.json();
   if (json === undefined) return null;
+  const answered = await answerTaskMessage(json, context);
+  return answered === null ? null : Response.json(answered);
+}
+
+/**
+ * The JSON-RPC response to a 2025-11-25 Tasks message (`json`, parsed), or null when it is not
+ * one (the SDK serves it). Streamable HTTP answers it as the POST's body (serveTaskRequest); a
+ * legacy SSE connection writes it to its stream (legacy-sse-session.ts).
+ */
+export async function answerTaskMessage(json: unknown, context: TaskContext): Promise<TaskAnswer | null> {
   const message = messageSchema.safeParse(json);
   if (!message.success) return null;
   try {
     const result = await answer(message.data, context);
-    return result === null ? null : Response.json({ jsonrpc: "2.0", id: message.data.id, result });
+    return result === null ? null : { jsonrpc: "2.0", id: message.data.id, result };
   } catch (error) {
     if (error instanceof TaskRequestError) {
-      return Response.json({ jsonrpc: "2.0", id: message.data.id, error: { code: error.code, message: error.toolMessage } });
+      return { jsonrpc: "2.0", id: message.data.id, error: { code: error.code, message: error.toolMessage } };
     }
     log("error", "task request failed", { method: message.data.method, error: String(error) });
-    return Response.json({ jsonrpc: "2.0", id: message.data.id, error: { code: -32603, message: "The task request failed in its session; try again." } });
+    return { jsonrpc: "2.0", id: message.data.id, error: { code: -32603, message: "The task request failed in its session; try again." } };
   }
+}
+
+/**
+ * Whether answerTaskMessage may answer `json`, decided without I/O, so a connection that takes
+ * messages in order (legacy SSE) hands everything else to the SDK at once: the Tasks methods, a
+ * `tools/call` carrying `task`, and a plain call of an expert that requires one (refused).
+ */
+export function isTaskMessage(json: unknown, skill: CompiledSkill): boolean {
+  const message = messageSchema.safeParse(json);
+  if (!message.success) return false;
+  const { method, params } = message.data;
+  if (method.startsWith("tasks/")) return true;
+  if (method !== "tools/call") return false;
+  const expert = skill.config.experts.find((candidate) => candidate.name === params?.name);
+  return expert !== undefined && (params?.task !== undefined || expert.task === "required");
 }
 
 async function answer(message: Message, { env, skill, user }: TaskContext): Promise<Record<string, unknown> | null> {

@@ -12,6 +12,7 @@ import { cancelledRequestIds } from "./cancel-notifications";
 import { buildExpertServer } from "./expert-mcp-server";
 import { serveTaskRequest } from "./expert-tasks";
 import { serveTasksExtension } from "./expert-tasks-extension";
+import { serveListen } from "./listen-stream";
 import { UnissuedRequestPropsError } from "./mcp-errors";
 import { earlyRefusal } from "./early-refusals";
 import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
@@ -172,7 +173,11 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     }
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
     // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
-    const taskAnswer = (await serveTaskRequest(request, body, { env, skill, user })) ?? (await serveTasksExtension(request, body, { env, skill, user }));
+    // 2026-07-28 `subscriptions/listen` too: a stream carries only the caller's own runs and tasks (listen-stream.ts).
+    const taskAnswer =
+      (await serveTaskRequest(request, body, { env, skill, user })) ??
+      (await serveTasksExtension(request, body, { env, skill, user })) ??
+      (await serveListen(request, body, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
     // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
     // (An `initialize` declaring it is answered with the extension among the server's capabilities.)

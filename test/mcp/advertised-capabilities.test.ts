@@ -24,17 +24,22 @@ function recordingFetch(refused: Refused[]): typeof fetch {
 
 type Kind = "v2-2025" | "v2-2026" | "v1-http" | "v2-sse" | "v1-sse";
 
-async function capabilitiesOf(kind: Kind, refused: Refused[]): Promise<{ listChanged: boolean | undefined; close: () => Promise<void> }> {
+async function capabilitiesOf(
+  kind: Kind,
+  refused: Refused[],
+): Promise<{ listChanged: boolean | undefined; runsChanged: boolean | undefined; close: () => Promise<void> }> {
   const fetchFn = recordingFetch(refused);
   const url = new URL(kind.endsWith("-sse") ? "http://localhost/sse" : "http://localhost/mcp");
   if (kind === "v1-http" || kind === "v1-sse") {
     const client = new ClientV1({ name: `caps-${kind}`, version: "0.0.0" });
     await client.connect(kind === "v1-sse" ? new SSEClientTransportV1(url, { fetch: fetchFn }) : new StreamableHTTPClientTransportV1(url, { fetch: fetchFn }));
-    return { listChanged: client.getServerCapabilities()?.tools?.listChanged, close: () => client.close() };
+    const caps = client.getServerCapabilities();
+    return { listChanged: caps?.tools?.listChanged, runsChanged: caps?.resources?.listChanged, close: () => client.close() };
   }
   const client = new Client({ name: `caps-${kind}`, version: "0.0.0" }, kind === "v2-2026" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {});
   await client.connect(kind === "v2-sse" ? new SSEClientTransport(url, { fetch: fetchFn }) : new StreamableHTTPClientTransport(url, { fetch: fetchFn }));
-  return { listChanged: client.getServerCapabilities()?.tools?.listChanged, close: () => client.close() };
+  const caps = client.getServerCapabilities();
+  return { listChanged: caps?.tools?.listChanged, runsChanged: caps?.resources?.listChanged, close: () => client.close() };
 }
 
 /**
@@ -42,17 +47,20 @@ async function capabilitiesOf(kind: Kind, refused: Refused[]): Promise<{ listCha
  * clients receive it on `subscriptions/listen` and legacy SSE connections on their stream (the
  * session swaps the tools when the catalog changes: test/mcp/legacy-sse.test.ts); a 2025 client
  * on stateless Streamable HTTP has no stream for it (its GET is refused), so it is not told it.
+ * `resources.listChanged` (a new run in the caller's resources/list) goes to the same clients:
+ * a 2026-07-28 listen stream hears of the caller's own runs only (test/e2e/oauth/listen-stream.e2e.test.ts).
  */
 describe("advertised capabilities per protocol era and transport", () => {
   useCatalogWithScriptedModels(askDocsCatalog("default"));
 
   const expected: Record<Kind, boolean> = { "v2-2026": true, "v2-2025": false, "v1-http": false, "v2-sse": true, "v1-sse": true };
   for (const [kind, listChanged] of Object.entries(expected) as Array<[Kind, boolean]>) {
-    it(`${kind} is ${listChanged ? "" : "not "}told tools.listChanged`, async () => {
+    it(`${kind} is ${listChanged ? "" : "not "}told tools.listChanged and resources.listChanged`, async () => {
       const refused: Refused[] = [];
       const connection = await capabilitiesOf(kind, refused);
       try {
         expect(Boolean(connection.listChanged)).toBe(listChanged);
+        expect(Boolean(connection.runsChanged)).toBe(listChanged);
         // Every 405 the client met on its way in named the methods that are allowed.
         for (const refusal of refused) expect(refusal.allow, `${refusal.method} answered 405 without Allow`).toMatch(/POST|GET/);
       } finally {

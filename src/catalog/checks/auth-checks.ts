@@ -34,4 +34,23 @@ export function checkServerAuth(id: string, server: RawObject, serverPath: reado
       "add `client_id_secret` naming the Worker secret that holds the client id, or remove `client_secret_secret`",
     );
   }
+  if (auth.grant === "client_credentials") {
+    // A machine's own credentials act as one account: that is a team connection by definition,
+    // and the grant needs the client's id and secret to authenticate with.
+    if (auth.connection !== "team") {
+      sink.add(
+        [...authPath, "grant"],
+        '`grant: "client_credentials"` acts as one machine account for everyone, so it needs `connection: "team"`',
+        'set `connection: "team"` (every member then acts as that account), or remove `grant` so each member signs in',
+      );
+    }
+    for (const field of ["client_id_secret", "client_secret_secret"] as const) {
+      if (auth[field] !== undefined) continue;
+      sink.add(
+        [...authPath, field],
+        `\`grant: "client_credentials"\` needs \`${field}\`: the token is requested with the client's id and secret, which a server does not register on the fly`,
+        `register a client at the server's authorization server, put its ${field === "client_id_secret" ? "id" : "secret"} in a Worker secret (npx wrangler secret put NAME) and name it in \`${field}\``,
+      );
+    }
+  }
 }

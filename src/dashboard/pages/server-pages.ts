@@ -96,8 +96,11 @@ function healthCell(health: SkillHealth, serverId: string) {
   const server = health.servers.find((entry) => entry.server === serverId);
   if (!server) return html`<td class="muted">not probed</td>`;
   if (!server.ok) return html`<td><span class="bad">failing</span> after ${server.latencyMs} ms<br><span class="muted">${server.error ?? ""}</span></td>`;
+  // Per-member servers are probed without anyone's token: up, and each member signs in.
+  if (server.signIn === "needs-each-member")
+    return html`<td><span class="ok">ok</span> in ${server.latencyMs} ms<br>${server.note ?? "needs each member's sign-in"}</td>`;
   const missing = server.missingTools ?? [];
-  return html`<td><span class="ok">ok</span> in ${server.latencyMs} ms · ${server.toolCount ?? 0} tools${
+  return html`<td><span class="ok">ok</span> in ${server.latencyMs} ms · ${server.toolCount ?? 0} tools${server.signIn === "team-connected" ? " as the team's account" : ""}${
     missing.length > 0 ? html`<br><span class="warn">missing: ${missing.map((entry) => `${entry.expert} → ${entry.tool}`).join(", ")}</span>` : ""
   }</td>`;
 }

@@ -49,3 +49,16 @@ export class ConnectionSetupError extends SlipsnisseError {
     this.fix = `Check that "${serverId}" serves OAuth 2.1 metadata as the MCP authorization spec describes (/.well-known/oauth-protected-resource and its authorization server's metadata), or set its auth.client_id_secret in the catalog if it does not allow dynamic client registration.`;
   }
 }
+
+/**
+ * A team server with `grant: "client_credentials"` whose authorization server does not offer
+ * that grant (its metadata's grant_types_supported). Raised before the client's secret is sent.
+ */
+export class ClientCredentialsUnsupportedError extends SlipsnisseError {
+  readonly kind = "client-credentials-unsupported";
+  readonly fix =
+    "Remove `grant: \"client_credentials\"` from the server's `auth` so an admin signs in for the team, or ask the server's operator whether it offers the grant.";
+  constructor() {
+    super("its authorization server's metadata does not list `client_credentials` in grant_types_supported, so no client secret was sent");
+  }
+}

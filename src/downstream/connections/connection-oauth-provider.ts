@@ -6,6 +6,7 @@ import type {
   StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import { readSecret } from "../../env";
+import { ClientCredentialsUnsupportedError } from "./connection-errors";
 import { downstreamClientKey } from "../../storage-keys";
 import { CLIENT_METADATA_PATH, type ConnectionTarget } from "./connection-target";
 import { storedClientSchema, type StoredClient, type StoredTokens } from "./connection-schema";
@@ -43,8 +44,25 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
     readonly current: ProviderState,
   ) {}
 
-  get redirectUrl(): string {
-    return this.current.redirectUrl;
+  /** None for the client-credentials grant: the SDK's `auth()` then asks for a token at once (non-interactive). */
+  get redirectUrl(): string | undefined {
+    return this.clientCredentials ? undefined : this.current.redirectUrl;
+  }
+
+  private get clientCredentials(): boolean {
+    return this.current.target.grant === "client_credentials";
+  }
+
+  /**
+   * The client-credentials token request, or undefined for the authorization-code flow (the
+   * SDK's default). Called after discovery and before the client's secret is sent: an
+   * authorization server whose metadata does not list the grant gets nothing.
+   */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.clientCredentials) return undefined;
+    const supported = this.current.discovery?.authorizationServerMetadata?.grant_types_supported;
+    if (!supported?.includes("client_credentials")) throw new ClientCredentialsUnsupportedError();
+    return new URLSearchParams({ grant_type: "client_credentials", ...(scope === undefined ? {} : { scope }) });
   }
 
   /**
@@ -59,6 +77,14 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
+    if (this.clientCredentials)
+      return {
+        client_name: "Slipsnisse",
+        redirect_uris: [],
+        grant_types: ["client_credentials"],
+        token_endpoint_auth_method: "client_secret_basic",
+        ...(this.current.target.scopes === undefined ? {} : { scope: this.current.target.scopes.join(" ") }),
+      };
     return {
       client_name: "Slipsnisse",
       redirect_uris: [this.current.redirectUrl],

@@ -9,7 +9,8 @@ import { z } from "zod";
  * connections   server_key (the server's URL) → server id and skill it was connected through,
  *               granted scope, sealed tokens, sealed client information the tokens belong to
  *               (client id, and secret if any, needed to refresh), the discovery state (public
- *               metadata, JSON), expiry, connected/refreshed times.
+ *               metadata, JSON), expiry, connected/refreshed times, who connected (a login, or
+ *               "client credentials" for a team token Slipsnisse fetched itself).
  * connect_flows a sign-in in progress: random id (in the connect link), the target (JSON), the
  *               OAuth `state` sent to the authorization server, the sealed PKCE verifier and
  *               client information, discovery state, the authorization URL, who asked, created/

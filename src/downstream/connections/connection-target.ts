@@ -14,6 +14,8 @@ export interface ConnectionTarget {
   scopes?: string[];
   clientIdSecret?: string;
   clientSecretSecret?: string;
+  /** The team's token is fetched by Slipsnisse itself with the client's credentials (no sign-in). */
+  grant?: "client_credentials";
 }
 
 /** Whose connection: a member's own, or the team's one account (auth.connection "team"). */
@@ -30,6 +32,7 @@ export function connectionTarget(skill: string, serverId: string, config: Downst
     ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }),
     ...(auth.client_id_secret === undefined ? {} : { clientIdSecret: auth.client_id_secret }),
     ...(auth.client_secret_secret === undefined ? {} : { clientSecretSecret: auth.client_secret_secret }),
+    ...(auth.grant === "client_credentials" ? { grant: "client_credentials" as const } : {}),
   };
 }
 
@@ -40,6 +43,14 @@ export function serverKey(url: string): string {
 
 export function ownerFor(target: Pick<ConnectionTarget, "connection">, userId: string): ConnectionOwner {
   return target.connection === "team" ? { kind: "team" } : { kind: "user", userId };
+}
+
+/**
+ * The account a connection acts as, as a cache key part: `team`, or `user:<userId>` (URI-encoded,
+ * so no user id can read as the team's or another member's).
+ */
+export function connectionAccountKey(owner: ConnectionOwner): string {
+  return owner.kind === "team" ? "team" : `user:${encodeURIComponent(owner.userId)}`;
 }
 
 /** The Durable Object name of an owner's connections; parts URI-encoded so no user id can forge another's. */

@@ -1,6 +1,7 @@
 import { auth, type OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import { DurableObject } from "cloudflare:workers";
 import { randomToken } from "../../auth/pkce";
+import { readSecret } from "../../env";
 import { log } from "../../observability/logger";
 import { guardedFetch } from "../guarded-fetch";
 import { ConnectionOAuthProvider } from "./connection-oauth-provider";
@@ -21,6 +22,8 @@ import { TokenCipher } from "./token-cipher";
 const FLOW_TTL_MS = 15 * 60_000;
 /** A token this close to its expiry is refreshed before use. */
 const REFRESH_AHEAD_MS = 60_000;
+/** `connected_by` of a token Slipsnisse fetched itself with the client-credentials grant. */
+export const CLIENT_CREDENTIALS_ACTOR = "client credentials";
 
 export type TokenAnswer = { token: string; expiresAt: number | null } | { missing: string };
 export type StartAnswer = { flowId: string } | { failed: string };
@@ -93,6 +96,11 @@ export class UserConnections extends DurableObject<Env> {
    * authorization URL waits in the flow for the member's browser.
    */
   async startFlow(target: ConnectionTarget, redirectUrl: string, requestedBy: string): Promise<StartAnswer> {
+    if (target.grant === "client_credentials") {
+      // No one signs in: the token comes from the client's credentials; say why it did not.
+      const answer = await this.accessToken(target);
+      return { failed: "missing" in answer ? answer.missing : "it uses the client-credentials grant, which needs no sign-in: call again" };
+    }
     const now = Date.now();
     this.sql.exec(`DELETE FROM connect_flows WHERE expires_at < ?`, now - FLOW_TTL_MS);
     const key = serverKey(target.url);
@@ -209,6 +217,7 @@ export class UserConnections extends DurableObject<Env> {
     const key = serverKey(target.url);
     const pending = this.refreshing.get(key);
     if (pending) return pending;
+    if (target.grant === "client_credentials") return this.clientCredentialsToken(target, key, stale);
     const row = this.row(key);
     if (!row) return { missing: "it is not connected" };
     const cipher = await this.seal();
@@ -241,6 +250,48 @@ export class UserConnections extends DurableObject<Env> {
     this.sql.exec(`DELETE FROM connections`);
     this.sql.exec(`DELETE FROM connect_flows`);
     return count;
+  }
+
+  /**
+   * A team server with `grant: "client_credentials"`: the stored token while it is good, else a
+   * new one requested with the client's id and secret (Worker secrets named in the catalog), no
+   * sign-in and no refresh token. A failure is `missing` with what went wrong, so the run says it.
+   */
+  private async clientCredentialsToken(target: ConnectionTarget, key: string, stale: string | undefined): Promise<TokenAnswer> {
+    const row = this.row(key);
+    if (row) {
+      const tokens = storedTokensSchema.safeParse(await (await this.seal()).open(row.tokens, `tokens ${key}`));
+      const due = row.expires_at !== null && row.expires_at - REFRESH_AHEAD_MS <= Date.now();
+      if (tokens.success && tokens.data.access_token !== stale && !due) return { token: tokens.data.access_token, expiresAt: row.expires_at };
+    }
+    const fetching = this.fetchClientCredentials(target, key, row).finally(() => this.refreshing.delete(key));
+    this.refreshing.set(key, fetching);
+    return fetching;
+  }
+
+  private async fetchClientCredentials(target: ConnectionTarget, key: string, row: ConnectionRow | undefined): Promise<TokenAnswer> {
+    const cipher = await this.seal();
+    const provider = new ConnectionOAuthProvider(this.env, cipher, {
+      target,
+      // Unused: the grant has no redirect (the provider answers none to the SDK).
+      redirectUrl: "https://invalid.invalid/connect/callback",
+      ...(row?.discovery ? { discovery: JSON.parse(row.discovery) as OAuthDiscoveryState } : {}),
+    });
+    try {
+      const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: guardedFetch(target.serverId, this.env) });
+      const tokens = storedTokensSchema.safeParse(provider.savedTokens);
+      const client = provider.current.client;
+      if (result !== "AUTHORIZED" || !tokens.success || client === undefined)
+        return { missing: "its authorization server returned no usable token for the client credentials" };
+      const now = Date.now();
+      await this.store(key, target, tokens.data, client, provider.current.discovery, CLIENT_CREDENTIALS_ACTOR, row?.connected_at ?? now, row ? now : null);
+      log("info", "downstream token fetched with client credentials", { server: target.serverId });
+      return { token: tokens.data.access_token, expiresAt: this.row(key)?.expires_at ?? null };
+    } catch (error) {
+      const reason = withoutClientSecret(this.env, target, missingMetadata(provider.current.discovery) ?? describeSetupFailure(error));
+      log("warn", "downstream client-credentials token failed", { server: target.serverId, reason });
+      return { missing: `its token could not be fetched with the client credentials: ${reason}` };
+    }
   }
 
   private async refresh(row: ConnectionRow, target: ConnectionTarget, tokens: StoredTokens): Promise<TokenAnswer> {
@@ -354,4 +405,16 @@ function scopeOf(target: ConnectionTarget): { scope?: string } {
 function missingMetadata(discovery: OAuthDiscoveryState | undefined): string | undefined {
   if (discovery === undefined || discovery.resourceMetadata !== undefined || discovery.authorizationServerMetadata !== undefined) return undefined;
   return "it serves no OAuth metadata: neither protected-resource metadata (RFC 9728, /.well-known/oauth-protected-resource) nor authorization-server metadata (RFC 8414 or OpenID discovery) was found";
+}
+
+/**
+ * A token endpoint's error text may echo what it was sent (a hostile or careless server): the
+ * client secret, alone or inside the Basic credentials, never reaches a run, a log or a page.
+ */
+export function withoutClientSecret(env: Env, target: ConnectionTarget, text: string): string {
+  const id = target.clientIdSecret === undefined ? undefined : readSecret(env, target.clientIdSecret);
+  const secret = target.clientSecretSecret === undefined ? undefined : readSecret(env, target.clientSecretSecret);
+  if (secret === undefined || secret === "") return text;
+  const basic = id === undefined ? undefined : btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`);
+  return [secret, encodeURIComponent(secret), ...(basic === undefined ? [] : [basic])].reduce((out, value) => out.split(value).join("[redacted]"), text);
 }

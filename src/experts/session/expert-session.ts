@@ -29,6 +29,7 @@ import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/s
 import { ClientReplies, type ClientReply } from "./client-replies";
 import { ResumableStreams, type StreamReplay } from "./resumable-streams";
 import { SessionTasks, type TaskInputReply } from "./session-tasks";
+import { SessionListeners } from "./session-listeners";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
 import { LivePublisher } from "../live/live-publisher";
 import { awaitFlow, connectionGate, connectMidCall, type ConnectPrompter, type ConnectRequest, pausedForConnection } from "./connection-gate";
@@ -50,6 +51,8 @@ export class ExpertSession extends DurableObject<Env> {
   /** Runs in flight by the MCP request that started them (see requestKey), for cancelRequest. */
   private readonly byRequest = new Map<string, Set<string>>();
   private readonly tasks: SessionTasks;
+  /** The user's `subscriptions/listen` streams (2026-07-28), as hibernatable WebSockets (session-listeners.ts). */
+  private readonly listeners: SessionListeners;
   private readonly clientReplies = new ClientReplies();
   private readonly streams = new ResumableStreams();
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
@@ -76,7 +79,9 @@ export class ExpertSession extends DurableObject<Env> {
       run: (request, onProgress) => this.callExpert(request, onProgress),
       cancelRun: (runId) => this.cancel(runId),
       wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
+      changed: (taskId) => this.listeners.taskChanged(taskId),
     });
+    this.listeners = new SessionListeners(ctx, (taskId, generation) => this.tasks.get(taskId)?.generation === generation);
     this.live = new LivePublisher(env, ctx);
     this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
@@ -193,6 +198,7 @@ export class ExpertSession extends DurableObject<Env> {
       startedAt,
       ...trace.start,
     });
+    this.listeners.runsChanged();
     // Only an alarm wakes an object nobody calls: without one due soon, a restart now would leave
     // this run unindexed until the user's next call (the constructor closes cut-off runs).
     const inFlightAlarm = startedAt + expert.budget.timeout_ms + IN_FLIGHT_GRACE_MS;
@@ -290,6 +296,19 @@ export class ExpertSession extends DurableObject<Env> {
       usage: result.usage,
       traceId: trace.traceId,
     };
+  }
+
+  /** Only the MCP surface's listen sockets come in by fetch (listen-stream.ts). */
+  override async fetch(request: Request): Promise<Response> {
+    return this.listeners.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    this.listeners.message(ws, message);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.listeners.closed(ws, code, reason);
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */

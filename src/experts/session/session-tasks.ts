@@ -16,6 +16,8 @@ export interface SessionTaskDeps {
   cancelRun(runId: string): Promise<boolean>;
   /** Brings the session's alarm forward to `due`: the alarm keeps the object alive while tasks run. */
   wakeAt(due: number): Promise<void>;
+  /** A task's status changed after its creation (for `subscriptions/listen`: session-listeners.ts). */
+  changed?(taskId: string): void;
 }
 
 /**
@@ -67,7 +69,7 @@ export class SessionTasks {
   async cancel(taskId: string): Promise<StoredTask | null> {
     const task = this.store.getTask(taskId);
     if (task?.status !== "working" && task?.status !== "input_required") return task;
-    this.store.end(taskId, "cancelled", "Cancelled by the client.", null, Date.now());
+    if (this.store.end(taskId, "cancelled", "Cancelled by the client.", null, Date.now())) this.deps.changed?.(taskId);
     // A task waiting for input has no run going (its run paused and ended).
     if (task.status === "working") await this.deps.cancelRun(task.runId);
     return this.store.getTask(taskId);
@@ -86,6 +88,7 @@ export class SessionTasks {
     const { answer: _answer, approve: _approve, refusal: _refusal, ...call } = stored;
     const request: ExpertCallRequest = { ...call, runId: crypto.randomUUID(), thread: waiting.thread, decidedBy: "user", ...reply };
     if (!this.store.resume(taskId, key, request, Date.now())) return false;
+    this.deps.changed?.(taskId);
     const resumed = this.store.getTask(taskId);
     if (resumed) this.launch(resumed, request);
     await this.deps.wakeAt(Date.now());
@@ -110,7 +113,11 @@ export class SessionTasks {
     if (this.running.has(task.taskId)) return;
     // The first attempt keeps the run id the caller minted; a rerun is a new run.
     const runId = task.attempts === 0 ? request.runId : crypto.randomUUID();
-    if (!this.store.attempt(task.taskId, runId, Date.now())) return;
+    if (!this.store.attempt(task.taskId, runId, Date.now())) {
+      // Given up after too many restarts: the task just failed.
+      if (this.store.getTask(task.taskId)?.status === "failed") this.deps.changed?.(task.taskId);
+      return;
+    }
     const done = this.execute(task.taskId, { ...request, runId }, task.generation).finally(() => this.running.delete(task.taskId));
     this.running.set(task.taskId, done);
   }
@@ -121,20 +128,24 @@ export class SessionTasks {
       const result = await this.deps.run(request, onProgress);
       const input = generation === "v2" ? pendingInput(result) : undefined;
       if (input) {
-        this.store.awaitInput(
+        const waiting = this.store.awaitInput(
           taskId,
           input,
           input.question.kind === "approval" ? "Waiting for the user's approval." : "Waiting for the user's answer.",
           Date.now(),
         );
+        if (waiting) this.deps.changed?.(taskId);
         return;
       }
       const [status, message] = ending(result, generation);
       // A cancel that ended the task first keeps it cancelled; the run's record is still attached.
-      if (!this.store.end(taskId, status, message, result, Date.now())) this.store.attachResult(taskId, result);
+      if (this.store.end(taskId, status, message, result, Date.now())) this.deps.changed?.(taskId);
+      else this.store.attachResult(taskId, result);
     } catch (error) {
       log("error", "expert task failed", { taskId, runId: request.runId, error: String(error) });
-      this.store.end(taskId, "failed", `The expert session failed while running the task (run ${request.runId}).`, null, Date.now());
+      if (this.store.end(taskId, "failed", `The expert session failed while running the task (run ${request.runId}).`, null, Date.now())) {
+        this.deps.changed?.(taskId);
+      }
     }
   }
 }

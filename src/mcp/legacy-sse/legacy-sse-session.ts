@@ -5,8 +5,11 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
+import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
+import { log } from "../../observability/logger";
 import { declaresUi } from "../run-app";
 import { SseServerTransport } from "./sse-server-transport";
+import { SseTaskStatus } from "./sse-task-status";
 
 const KEEP_ALIVE_MS = 15_000;
 
@@ -35,6 +38,8 @@ export class LegacySseSession extends DurableObject<Env> {
   private sessionId = "";
   /** The origin the client opened the stream at: connect links point there (no request rides along with a message). */
   private origin: string | undefined;
+  /** `notifications/tasks/status` for the tasks this connection created (opened with the first). */
+  private taskStatus: SseTaskStatus | null = null;
   /** The client declared MCP Apps in its `initialize`: the tools link the run view. */
   private ui = false;
   private starting: Promise<McpServer | null> | null = null;
@@ -51,6 +56,7 @@ export class LegacySseSession extends DurableObject<Env> {
     // declares decides whether the tools link the run view (MCP Apps, run-app.ts), and a server's
     // tools and capabilities are fixed once it is connected.
     Object.assign(this, { skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
+    this.taskStatus = new SseTaskStatus({ env: this.env, skill, user: request.user }, (notification) => transport.sendOwn(notification));
     void transport.announceEndpoint(request.endpoint);
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
     // context, which may not touch this object's stream): the skill's live version is read at
@@ -87,6 +93,8 @@ export class LegacySseSession extends DurableObject<Env> {
       listChanged: true,
       connection: this.sessionId,
       listings,
+      // 2025-11-25 Tasks, answered by this object before the server (deliver): the capability and each tool's taskSupport.
+      tasks: true,
       ...(this.ui ? { ui: true } : {}),
       ...(this.origin === undefined ? {} : { origin: this.origin }),
     });
@@ -110,6 +118,7 @@ export class LegacySseSession extends DurableObject<Env> {
       connection: this.sessionId,
       listings,
       listChanged: true,
+      tasks: true,
       ...(this.ui ? { ui: true } : {}),
       ...(this.origin === undefined ? {} : { origin: this.origin }),
     });
@@ -128,12 +137,35 @@ export class LegacySseSession extends DurableObject<Env> {
     }
     if (!(await this.serverFor(message))) return 404;
     await this.refreshTools();
+    // MCP Tasks (2025-11-25) as on Streamable HTTP (expert-tasks.ts), the answer on the stream;
+    // not awaited, since tasks/result waits for the task's end and the POST is answered 202 at once.
+    if (this.skill && this.user && isTaskMessage(message, this.skill)) {
+      void this.answerTask(message, this.transport, { env: this.env, skill: this.skill, user: this.user });
+      return 202;
+    }
     this.transport.deliver(message);
     return 202;
   }
 
+  private async answerTask(message: JSONRPCMessage, transport: SseServerTransport, context: TaskContext): Promise<void> {
+    try {
+      const answered = await answerTaskMessage(message, context);
+      if (answered) {
+        await transport.sendOwn(answered);
+        // A created task's run is new in the caller's resources/list, as a plain call's is.
+        if (this.taskStatus?.followCreated(answered)) void this.server?.sendResourceListChanged();
+      }
+      // A tasks/* method the 2025-11-25 Tasks do not have: the server refuses it (-32601).
+      else transport.deliver(message);
+    } catch (error) {
+      log("error", "task message over legacy SSE failed", { error: String(error) });
+    }
+  }
+
   private reset(): void {
     if (this.timer) clearInterval(this.timer);
+    this.taskStatus?.close();
+    this.taskStatus = null;
     this.server = null;
     this.starting = null;
     this.ui = false;

@@ -4,8 +4,8 @@ import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/
 import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
 import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
-import type { UserConnections } from "../../../src/downstream/connections/user-connections";
-import { ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
+import { type UserConnections, withoutClientSecret } from "../../../src/downstream/connections/user-connections";
+import { ClientCredentialsUnsupportedError, ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
 import { echoBase, pool, serverConfig } from "../downstream-test-helpers";
 
 const ACCESS = "acc-7d1e0c55-connected-token";
@@ -122,5 +122,62 @@ describe("UserConnections", () => {
     } finally {
       await open.close();
     }
+  });
+});
+
+describe("client credentials (team connections with grant client_credentials)", () => {
+  const machine = (overrides: Partial<ConnectionTarget> = {}) =>
+    target("https://m2m.example/mcp", {
+      connection: "team",
+      grant: "client_credentials",
+      clientIdSecret: "M2M_CLIENT_ID",
+      clientSecretSecret: "M2M_CLIENT_SECRET",
+      ...overrides,
+    });
+
+  it("asks for a token without a redirect, and only from an authorization server whose metadata lists the grant", async () => {
+    const cipher = await TokenCipher.fromEnv(env);
+    const provider = new ConnectionOAuthProvider(env, cipher, { target: machine(), redirectUrl: "https://invalid.invalid/connect/callback" });
+    expect(provider.redirectUrl).toBeUndefined();
+    expect(provider.clientMetadata).toMatchObject({ grant_types: ["client_credentials"], token_endpoint_auth_method: "client_secret_basic" });
+    expect(() => provider.prepareTokenRequest("read")).toThrow(ClientCredentialsUnsupportedError);
+    provider.saveDiscoveryState({
+      authorizationServerUrl: "https://as.example",
+      authorizationServerMetadata: {
+        issuer: "https://as.example",
+        authorization_endpoint: "https://as.example/authorize",
+        token_endpoint: "https://as.example/token",
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code"],
+      },
+    });
+    expect(() => provider.prepareTokenRequest("read")).toThrow(ClientCredentialsUnsupportedError);
+    provider.current.discovery = {
+      authorizationServerUrl: "https://as.example",
+      authorizationServerMetadata: { ...provider.current.discovery?.authorizationServerMetadata, grant_types_supported: ["client_credentials"] } as never,
+    };
+    expect(provider.prepareTokenRequest("read")?.toString()).toBe("grant_type=client_credentials&scope=read");
+
+    // The authorization-code flow keeps the SDK's default token request.
+    const user = new ConnectionOAuthProvider(env, cipher, { target: target("https://a.example/mcp"), redirectUrl: "https://slip.example/connect/callback" });
+    expect(user.redirectUrl).toBe("https://slip.example/connect/callback");
+    expect(user.prepareTokenRequest("read")).toBeUndefined();
+  });
+
+  it("a token endpoint that echoes the client secret (alone, URL-encoded or as Basic credentials) has it removed from what is reported", () => {
+    const secrets = { ...env, M2M_CLIENT_ID: "m2m id", M2M_CLIENT_SECRET: "s3cr/t+x" } as Env;
+    const basic = btoa(`${encodeURIComponent("m2m id")}:${encodeURIComponent("s3cr/t+x")}`);
+    const text = `invalid_client: got s3cr/t+x, ${encodeURIComponent("s3cr/t+x")} in Basic ${basic}`;
+    const cleaned = withoutClientSecret(secrets, machine(), text);
+    expect(cleaned).toBe("invalid_client: got [redacted], [redacted] in Basic [redacted]");
+  });
+
+  it("a member's run never starts a browser sign-in for it: startFlow answers why the token could not be fetched", async () => {
+    const answer = await connectionsStub(env, { kind: "team" }).startFlow(
+      machine({ url: `${echoBase("m2m-no-metadata")}/mcp` }),
+      "http://127.0.0.1:8787/connect/callback",
+      "alice",
+    );
+    expect(answer).toMatchObject({ failed: expect.stringContaining("its token could not be fetched with the client credentials") });
   });
 });

@@ -8,10 +8,16 @@ import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mc
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
 import { runCli } from "../../unit/cli/cli-test-io";
+import { startMockOAuthDownstream, type MockOAuthDownstream } from "./mock-oauth-downstream";
 import { startSdkOAuthDownstream, type SdkOAuthDownstream } from "./sdk-oauth-downstream";
 
 const EXPERT = "greet_as_me";
 const TEAM_EXPERT = "greet_as_team";
+const MACHINE_EXPERT = "ask_as_client";
+const NO_GRANT_EXPERT = "ask_without_grant";
+const ACCOUNTS_EXPERT = "list_my_tools";
+const CC_CLIENT_ID = "slipsnisse-e2e-client";
+const CC_CLIENT_SECRET = "cc-secret-3b8e1f0a9c7d5e2b";
 const CONNECT_META = "slipsnisse.dev/connect";
 const THREAD_META = "slipsnisse.dev/thread";
 
@@ -22,6 +28,9 @@ function greetThenAnswer(request: ChatRequest): ScriptedReply {
   const user = request.messages.filter((message) => message.role === "user").at(-1);
   const name = /"query":"([^"]+)"/.exec(String(user?.content))?.[1] ?? String(user?.content);
   const offered = (request.tools ?? []).map((tool) => tool.function.name);
+  if (offered.some((tool) => tool.startsWith("accounts__"))) return textReply(`offered: ${offered.join(",")}`);
+  const whoami = offered.find((tool) => tool.endsWith("__whoami"));
+  if (whoami !== undefined) return toolCallsReply({ name: whoami, arguments: {} });
   return toolCallsReply({ name: offered.includes("shared__greet") ? "shared__greet" : "demo__greet", arguments: { name } });
 }
 
@@ -38,17 +47,30 @@ describe.skipIf(chromiumSkipReason !== undefined)(
   () => {
     let team: DevTeamServer;
     let downstream: SdkOAuthDownstream;
+    let machine: MockOAuthDownstream;
     let browser: Browser;
     let aliceBrowser: BrowserContext;
     let bobBrowser: BrowserContext;
     const sessions = new Map<string, OAuthSession>();
 
     beforeAll(async () => {
-      [team, downstream, browser] = await Promise.all([
-        startDevTeamServer({ ADMIN_USERS: "alice" }, { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d" }),
+      [team, downstream, machine, browser] = await Promise.all([
+        startDevTeamServer(
+          { ADMIN_USERS: "alice" },
+          { CONNECTIONS_KEY: "e2e-connections-key-4f1c9a7d2b6e8f0a3c5d", CC_CLIENT_ID: CC_CLIENT_ID, CC_CLIENT_SECRET: CC_CLIENT_SECRET },
+        ),
         startSdkOAuthDownstream(),
+        startMockOAuthDownstream(),
         launchChromium(),
       ]);
+      const clientCredentials = {
+        type: "oauth",
+        connection: "team",
+        grant: "client_credentials",
+        client_id_secret: "CC_CLIENT_ID",
+        client_secret_secret: "CC_CLIENT_SECRET",
+      } as const;
+      const budget = { max_steps: 3, timeout_ms: 20_000, max_output_tokens: 256, max_tool_calls: 2, max_tool_result_bytes: 4_096 };
       await loadCatalog(
         team.dev.baseUrl,
         {
@@ -57,8 +79,45 @@ describe.skipIf(chromiumSkipReason !== undefined)(
               servers: {
                 demo: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", scopes: ["mcp:tools"] } },
                 shared: { url: downstream.mcpUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
+                machine: { url: machine.mcpUrl, transport: "streamable-http", auth: { ...clientCredentials, scopes: ["crm.read"] } },
+                nogrant: { url: machine.noGrantMcpUrl, transport: "streamable-http", auth: clientCredentials },
+                // Each member signs in as their own account (a pre-registered client: the mock has no DCR);
+                // each account is shown a tool of its own, which first sight pins without review.
+                accounts: {
+                  url: machine.accountsMcpUrl,
+                  transport: "streamable-http",
+                  auto_approve_new_tools: true,
+                  auth: { type: "oauth", client_id_secret: "CC_CLIENT_ID", client_secret_secret: "CC_CLIENT_SECRET" },
+                },
               },
               experts: [
+                {
+                  name: ACCOUNTS_EXPERT,
+                  description: "Says which tools of the accounts server it was offered.",
+                  internal_tools: { accounts: ["mailbox", "only_*"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
+                {
+                  name: MACHINE_EXPERT,
+                  description: "Asks the client-credentials server who it is.",
+                  internal_tools: { machine: ["whoami"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
+                {
+                  name: NO_GRANT_EXPERT,
+                  description: "Asks a server whose authorization server offers no client credentials.",
+                  internal_tools: { nogrant: ["whoami"] },
+                  provider: "openai-compatible",
+                  base_url: team.fake.baseURL,
+                  model: "fake-cheap",
+                  budget,
+                },
                 {
                   name: TEAM_EXPERT,
                   description: "Greets through the demo server as the team's account.",
@@ -89,7 +148,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
 
     afterAll(async () => {
       await browser?.close();
-      await Promise.allSettled([team?.stop(), downstream?.stop()]);
+      await Promise.allSettled([team?.stop(), downstream?.stop(), machine?.stop()]);
     });
 
     async function call(login: string, args: Record<string, unknown>, expert = EXPERT): Promise<ToolCallResult> {
@@ -281,6 +340,122 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       ]);
     });
 
+    it("the dashboard's Connections page: the team's account and who connected it, members per server, disconnect and connect again; no token in the page; a member is refused", async () => {
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(page.getByRole("heading", { name: "Connections", exact: true }).isVisible()).resolves.toBe(true);
+      const teamSection = page.getByRole("region", { name: "Team connections" });
+      await expect(teamSection.getByText("every member acts as the account alice signed in with").isVisible()).resolves.toBe(true);
+      const members = page.getByRole("region", { name: "Per-member connections" });
+      // alice's connection to demo ended earlier on her own page; bob's stands.
+      await expect(members.getByRole("row", { name: /demo/ }).textContent()).resolves.toContain("1 member connected");
+      await saveScreenshot(page, "dashboard-connections");
+      const markup = await page.content();
+      for (const token of downstream.acceptedTokens()) expect(markup.includes(token), "token in the page").toBe(false);
+      expect(markup).not.toMatch(/access_token|refresh_token/);
+
+      const refused = await bobBrowser.newPage();
+      await refused.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(refused.getByRole("heading", { name: "Admins only" }).isVisible()).resolves.toBe(true);
+      expect(await refused.content()).not.toContain(downstream.mcpUrl);
+      await saveScreenshot(refused, "dashboard-connections-member");
+
+      await page.getByRole("button", { name: "Disconnect shared for the team" }).click();
+      await page.waitForURL((url) => url.searchParams.has("ended"));
+      await expect(page.getByRole("status").textContent()).resolves.toContain("Disconnected the team's account");
+      await expect(teamSection.getByText("Not connected").isVisible()).resolves.toBe(true);
+      const listed = await fetch(`${team.dev.baseUrl}/admin/api/connections/team`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(((await listed.json()) as { connections: unknown[] }).connections).toEqual([]);
+
+      // Connect again from the dashboard: the same connect page a run's link opens, then the server's own sign-in.
+      await page.getByRole("button", { name: "Connect shared for the team" }).click();
+      await page.waitForURL((url) => url.pathname.startsWith("/connect/team/"));
+      await expect(page.getByText("every member's expert calls will act as the account you connect").isVisible()).resolves.toBe(true);
+      await page.getByRole("link", { name: `Continue to ${downstream.authOrigin}` }).click();
+      await page.waitForURL((next) => next.pathname === "/connect/callback");
+      await expect(page.getByRole("heading", { name: "Connected shared" }).isVisible()).resolves.toBe(true);
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(teamSection.getByText("every member acts as the account alice signed in with").isVisible()).resolves.toBe(true);
+      await saveScreenshot(page, "dashboard-connections-reconnected");
+      expect(resultText(await call("bob", { query: "team again" }, TEAM_EXPERT))).toContain("downstream said: Hello, team again!");
+    });
+
+    it("health: the per-member server is reachable and needs each member's sign-in; the team server is probed with the team's token", async () => {
+      const response = await fetch(`${team.dev.baseUrl}/admin/api/skills/default/health`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      const health = JSON.parse(text) as { ok: boolean; servers: Array<{ server: string; ok: boolean; signIn?: string; toolCount?: number; note?: string }> };
+      const byServer = Object.fromEntries(health.servers.map((server) => [server.server, server]));
+      expect(byServer.demo).toMatchObject({ ok: true, signIn: "needs-each-member", note: expect.stringContaining("reachable, and asks for a sign-in") });
+      expect(byServer.shared).toMatchObject({ ok: true, signIn: "team-connected", toolCount: expect.any(Number) });
+      // (The skill's client-credentials servers are checked in their own test.)
+      for (const token of downstream.acceptedTokens()) expect(text.includes(token)).toBe(false);
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/servers`);
+      await page.getByRole("button", { name: "Probe default's servers now" }).click();
+      await page.waitForLoadState();
+      await expect(page.getByRole("row", { name: /demo/ }).textContent()).resolves.toContain("needs each member's sign-in");
+      await expect(page.getByRole("row", { name: /shared/ }).textContent()).resolves.toContain("as the team's account");
+      await saveScreenshot(page, "dashboard-servers-auth-health");
+    });
+
+    it("client credentials: a member's call goes through at once as the OAuth client, no one signs in; a server whose authorization server offers no such grant is an error, and gets no secret", async () => {
+      const first = await call("bob", { query: "who" }, MACHINE_EXPERT);
+      expect(first._meta?.[CONNECT_META]).toBeUndefined();
+      expect(resultText(first)).toContain(`downstream said: client ${CC_CLIENT_ID}`);
+      // client_secret_basic with the Worker secrets' values, once: the next call reuses the token.
+      expect(machine.tokenRequests().offered).toEqual([`${CC_CLIENT_ID}:${CC_CLIENT_SECRET}`]);
+      expect(resultText(await call("alice", { query: "again" }, MACHINE_EXPERT))).toContain(`downstream said: client ${CC_CLIENT_ID}`);
+      expect(machine.tokenRequests().offered).toHaveLength(1);
+      expect(machine.acceptedTokens()).toHaveLength(1);
+
+      const refused = await call("bob", { query: "who" }, NO_GRANT_EXPERT);
+      expect(refused.isError).toBe(true);
+      expect(resultText(refused)).toContain("does not list `client_credentials` in grant_types_supported, so no client secret was sent");
+      expect(machine.tokenRequests().notOffered).toEqual([]);
+
+      const health = (await (
+        await fetch(`${team.dev.baseUrl}/admin/api/skills/default/health`, { headers: { Authorization: `Bearer ${team.adminToken}` } })
+      ).json()) as { servers: Array<{ server: string; ok: boolean; signIn?: string; error?: string }> };
+      expect(health.servers.find((server) => server.server === "machine")).toMatchObject({ ok: true, signIn: "team-connected" });
+      expect(health.servers.find((server) => server.server === "nogrant")).toMatchObject({
+        ok: false,
+        signIn: "team-not-connected",
+        error: expect.stringContaining("its token could not be fetched with the client credentials: its authorization server's metadata does not list"),
+      });
+
+      const page = await aliceBrowser.newPage();
+      await page.goto(`${team.dev.baseUrl}/admin/connections`);
+      await expect(page.getByRole("row", { name: /machine/ }).textContent()).resolves.toContain("every member acts as the OAuth client itself");
+      await expect(page.getByRole("row", { name: /nogrant/ }).textContent()).resolves.toContain("No sign-in needed");
+      await saveScreenshot(page, "dashboard-connections-client-credentials");
+      const markup = await page.content();
+      for (const secret of [CC_CLIENT_SECRET, ...machine.acceptedTokens()]) expect(markup.includes(secret)).toBe(false);
+    });
+
+    it("tool lists per account: alice and bob, signed in as different accounts of one server, are each offered only their own account's tools", async () => {
+      const connectAccounts = async (login: string, context: BrowserContext): Promise<string> => {
+        const paused = await call(login, { query: "tools" }, ACCOUNTS_EXPERT);
+        const meta = paused._meta?.[CONNECT_META] as { url: string; server: string };
+        expect(meta.server).toBe("accounts");
+        const page = await openAs(context, login, meta.url);
+        await page.getByRole("link", { name: /^Continue to / }).click();
+        await page.waitForURL((next) => next.pathname === "/connect/callback");
+        await expect(page.getByRole("heading", { name: "Connected accounts" }).isVisible()).resolves.toBe(true);
+        return resultText(await call(login, { query: "tools", thread: String(paused._meta?.[THREAD_META]) }, ACCOUNTS_EXPERT));
+      };
+      // alice's session lists the server first (and caches it); bob's session of the same skill comes after.
+      const alice = await connectAccounts("alice", aliceBrowser);
+      expect(alice).toContain("accounts__only_acct1");
+      const bob = await connectAccounts("bob", bobBrowser);
+      expect(bob).toContain("accounts__only_acct2");
+      expect(bob).not.toContain("acct1");
+      expect(bob).toContain("accounts__mailbox");
+      // A fresh call of each is served from their own cached listing.
+      expect(resultText(await call("alice", { query: "tools again" }, ACCOUNTS_EXPERT))).not.toContain("acct2");
+    });
+
     it("a 2026-07-28 client that declared URL-mode elicitation gets an input request with the connect page, and its retry returns the answer", async () => {
       const session = sessions.get("bob") ?? (await signInAs(team.dev.baseUrl, "bob"));
       const removed = await runCli(["connections", "remove", "bob", "--url", team.dev.baseUrl, "--token", team.adminToken]);
@@ -323,8 +498,8 @@ describe.skipIf(chromiumSkipReason !== undefined)(
     });
 
     it("no downstream token appears in Slipsnisse's logs, the model's requests or the run records", async () => {
-      const tokens = downstream.acceptedTokens();
-      expect(tokens.length).toBeGreaterThan(0);
+      const tokens = [...downstream.acceptedTokens(), ...machine.acceptedTokens(), CC_CLIENT_SECRET];
+      expect(tokens.length).toBeGreaterThan(2);
       const runs = await fetch(`${team.dev.baseUrl}/admin/api/runs?limit=50`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
       const records = await runs.text();
       expect(runs.status).toBe(200);

@@ -56,4 +56,27 @@ describe("server auth (connections)", () => {
     const problems = problemsOf(withServers({ gh: { url: "https://gh.example/mcp", auth: { type: "oauth", client_id_secret: "gh-client" } } }));
     expect(problemAt(problems, "$.skills.default.servers.gh.auth.client_id_secret").message).toContain("UPPER_SNAKE_CASE");
   });
+
+  it("client_credentials parses for a team connection with a client id and secret, and keeps nothing else's defaults changed", () => {
+    const result = parseCatalog(
+      withServers({
+        crm: {
+          url: "https://crm.example/mcp",
+          auth: { type: "oauth", connection: "team", grant: "client_credentials", client_id_secret: "CRM_ID", client_secret_secret: "CRM_SECRET" },
+        },
+      }),
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.catalog.skills.default?.servers.crm?.auth).toMatchObject({ connection: "team", grant: "client_credentials" });
+  });
+
+  it("client_credentials on a per-member server, or without the client's id and secret, is refused at the field that is wrong", () => {
+    const problems = problemsOf(withServers({ crm: { url: "https://crm.example/mcp", auth: { type: "oauth", grant: "client_credentials" } } }));
+    expect(problemAt(problems, "$.skills.default.servers.crm.auth.grant").fix).toContain('connection: "team"');
+    expect(problemAt(problems, "$.skills.default.servers.crm.auth.client_id_secret").message).toContain("needs `client_id_secret`");
+    expect(problemAt(problems, "$.skills.default.servers.crm.auth.client_secret_secret").message).toContain("needs `client_secret_secret`");
+    const unknown = problemsOf(withServers({ crm: { url: "https://crm.example/mcp", auth: { type: "oauth", grant: "password" } } }));
+    expect(problemAt(unknown, "$.skills.default.servers.crm.auth.grant").message).toContain('"client_credentials"');
+  });
 });
