@@ -8,6 +8,7 @@ import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolRe
 import { connectMcpClient, resultText } from "../harness/mcp-clients";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
+import { waitFor } from "../../support/wait-for";
 
 const EXPERT = "echo_notes";
 const INJECTED = "<script>alert(1)</script>";
@@ -171,6 +172,13 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
       socket.on("framereceived", (frame) => {
         frames.push(String(frame.payload));
       });
+    });
+    // A fresh load lists the runs that ended from the run index, which has each about a second
+    // after it ends (the feed hears of runs only while a page watches): the last one is just done.
+    await waitFor("the three runs in the run index", async () => {
+      const runs = await fetch(`${team.dev.baseUrl}/admin/api/runs?skill=default&limit=50`, { headers: { Authorization: `Bearer ${team.adminToken}` } });
+      const listed = ((await runs.json()) as { runs: unknown[] }).runs;
+      return listed.length >= 3 ? true : undefined;
     });
     await live.goto(`${team.dev.baseUrl}/admin/live`);
     await live.getByRole("status").getByText("Connected.").waitFor({ timeout: 10_000 });
