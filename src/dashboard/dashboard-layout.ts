@@ -2,7 +2,10 @@ import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { randomToken } from "../auth/pkce";
 import { stripControlCharacters } from "../untrusted/control-characters";
+import { formatTime, WATERFALL_STYLE } from "../experts/trace/run-waterfall";
 import { type RawElementText, rawElementText } from "./raw-element-text";
+
+export { formatTime };
 
 export type Markup = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -81,9 +84,8 @@ button.danger{background:var(--bad);border-color:var(--bad)}a.button.danger{colo
 form.inline{display:inline}.filters{display:flex;flex-wrap:wrap;gap:.4rem .6rem;align-items:center;margin-bottom:.75rem}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 ol.steps{padding-left:1.25rem}ol.steps>li{margin-bottom:1rem}.call{border-left:3px solid var(--line);padding-left:.75rem;margin:.5rem 0}
-ol.wf,ol.wf-calls{list-style:none;margin:0;padding:0}ol.wf-calls summary{padding-left:1rem}.wf .wf-row{display:grid;grid-template-columns:minmax(10rem,16rem) 1fr 4.5rem;gap:.5rem;align-items:center;padding:.05rem 0;border-bottom:1px solid var(--soft)}.wf summary{cursor:pointer}
-.wf-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.wf-dur{text-align:right;color:var(--muted);font-size:.85rem}svg.wf-track{display:block;background:var(--soft)}.wf details[open]>summary{background:var(--soft)}.wf-detail,.wf .call{margin:.25rem 0 .5rem 1rem}.wf-legend span{margin-right:.6rem;white-space:nowrap}
 code.name,.name{overflow-wrap:normal;word-break:normal}
+${WATERFALL_STYLE}
 figure.chart{margin:0}figure.chart figcaption{font-weight:600;margin:.5rem 0}label{font-weight:600}select,input{font:inherit;padding:.25rem}
 `,
 );
@@ -125,13 +127,6 @@ export function dashboardMessage(
   extraHeaders: Record<string, string> = {},
 ): Promise<Response> {
   return renderDashboardPage({ ...frame, title }, html`<h1>${title}</h1><p>${message}</p>`, status, extraHeaders);
-}
-
-export function formatTime(ms: number): string {
-  return new Date(ms)
-    .toISOString()
-    .replace("T", " ")
-    .replace(/\.\d+Z$/, " UTC");
 }
 
 /** A latency for a table cell: "—" when there were no runs to measure. */

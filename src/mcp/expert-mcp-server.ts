@@ -22,6 +22,7 @@ import { sessionStub } from "../experts/session/session-name";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
+import { decidedInRunView, RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
 import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
 
@@ -54,6 +55,12 @@ export interface ExpertServerContext {
   origin?: string;
   /** The request's own SSE stream, for requests to the client mid-call on stateless Streamable HTTP. */
   callStream?: CallStream;
+  /**
+   * Whether the client declared MCP Apps (`io.modelcontextprotocol/ui`, run-app.ts): then the
+   * expert tools link the run view, its `ui://` page is a resource, and run reads carry the
+   * waterfall as HTML. Without it the server is exactly what it was before the app existed.
+   */
+  ui?: boolean;
 }
 
 /**
@@ -72,6 +79,7 @@ export function buildExpertServer({
   tasks = false,
   origin,
   callStream,
+  ui = false,
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
@@ -82,7 +90,7 @@ export function buildExpertServer({
       tools: { listChanged },
       resources: { listChanged },
       ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
-      ...(era === "modern" ? { extensions: TASKS_EXTENSION } : {}),
+      ...(era === "modern" || ui ? { extensions: { ...(era === "modern" ? TASKS_EXTENSION : {}), ...(ui ? RUN_APP_EXTENSION : {}) } } : {}),
     },
     instructions: skill.config.description,
     // 2026-07-28 clients re-list after ttlMs: about KV's propagation window after a catalog change.
@@ -90,10 +98,23 @@ export function buildExpertServer({
     // A catalog change swaps every expert tool (replaceExpertTools): one notification, not one per tool.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  registerRunResources(server, { env, skill: skill.name, user });
+  registerRunResources(server, { env, skill: skill.name, user, ui });
+  if (ui) registerRunApp(server);
   expertTools.set(
     server,
-    registerExpertTools(server, { env, skill, user, connection, listings, era, tasks, callStream, listChanged, ...(origin === undefined ? {} : { origin }) }),
+    registerExpertTools(server, {
+      env,
+      skill,
+      user,
+      connection,
+      listings,
+      era,
+      tasks,
+      callStream,
+      listChanged,
+      ui,
+      ...(origin === undefined ? {} : { origin }),
+    }),
   );
   return server;
 }
@@ -101,7 +122,10 @@ export function buildExpertServer({
 /** Each server's expert tools, so a long-lived server (legacy SSE) can swap them when the catalog changes. */
 const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
-type ToolContext = Pick<ExpertServerContext, "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin">;
+type ToolContext = Pick<
+  ExpertServerContext,
+  "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui"
+>;
 
 /** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs after each call. */
 function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boolean {
@@ -110,7 +134,7 @@ function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boo
 
 function registerExpertTools(
   server: McpServer,
-  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin }: ToolContext,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin, ui = false }: ToolContext,
 ): RegisteredTool[] {
   const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {
@@ -122,6 +146,8 @@ function registerExpertTools(
         inputSchema: compiledInputSchema(expert, skill.config.tool_policy),
         ...compiledOutputSchema(expert),
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
+        // The run view (run-app.ts), only for a client that declared MCP Apps.
+        ...(ui ? { _meta: RUN_APP_TOOL_META } : {}),
       },
       // The client's capabilities decide how the run may reach its user (user-input.ts).
       async (args, ctx) => {
@@ -138,7 +164,7 @@ function registerExpertTools(
           channel,
           // URL-mode elicitation: through the SDK's own request where the server saw `initialize`
           // (legacy SSE), routed back through the session on stateless 2025 calls, input_required in 2026.
-          { era, urlElicitation: supportsUrlElicitation(capabilities), ...(routed ? { routed } : {}) },
+          { era, urlElicitation: supportsUrlElicitation(capabilities), ui, ...(routed ? { routed } : {}) },
           callStream?.resumable?.id,
         );
         // The call recorded a run: slipsnisse://runs/<id> is new in this user's resources/list.
@@ -194,12 +220,12 @@ function compiledOutputSchema(expert: ExpertConfig): { outputSchema?: CompiledJs
 }
 
 async function callExpert(
-  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream">,
+  { env, skill, user, connection, origin }: Omit<ExpertServerContext, "listChanged" | "listings" | "tasks" | "callStream" | "ui">,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
   channel: UserChannel,
-  client: { era: "legacy" | "modern"; urlElicitation: boolean; routed?: ClientRequester } = { era: "legacy", urlElicitation: false },
+  client: { era: "legacy" | "modern"; urlElicitation: boolean; ui?: boolean; routed?: ClientRequester } = { era: "legacy", urlElicitation: false },
   resumableStream?: string,
 ): Promise<CallToolResult | InputRequiredResult> {
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
@@ -234,7 +260,8 @@ async function callExpert(
     const decision = {
       ...(answer === undefined ? {} : { answer }),
       ...(approve === undefined ? {} : { approve }),
-      ...(retried ? { decidedBy: "user" as const } : {}),
+      // The user decided: a retry carrying their reply, or a click in the run view (run-app.ts).
+      ...(retried || (client.ui && decidedInRunView(ctx)) ? { decidedBy: "user" as const } : {}),
       ...(refusal ? { refusal } : {}),
     };
     const result = await stub.callExpert(

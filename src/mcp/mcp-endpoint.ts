@@ -20,6 +20,7 @@ import { readBoundedBody } from "./request-body-limit";
 import { PostedBody } from "./posted-body";
 import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
 import { mayListTools } from "./tools-list-request";
+import { declaresUi, requestDeclaresUi } from "./run-app";
 
 /**
  * The authenticated MCP surface: `/mcp` serves the default skill, `/s/<skill>/mcp` a named one.
@@ -52,6 +53,8 @@ interface RequestProps {
   listings?: CachedListings;
   /** The response stream, for requests to the client mid-call (mid-call-requests.ts). */
   callStream?: CallStream;
+  /** The client declared MCP Apps (run-app.ts): its connection id says so (2025), or the request's envelope (2026-07-28). */
+  ui?: boolean;
 }
 
 /**
@@ -82,7 +85,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection, listings, callStream } = requestProps();
+        const { user, skill, connection, listings, callStream, ui } = requestProps();
         return buildExpertServer({
           env,
           skill,
@@ -93,6 +96,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
           era,
           tasks: era === "legacy",
           ...(callStream ? { callStream } : {}),
+          ...(ui ? { ui } : {}),
         });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
@@ -160,9 +164,11 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       await Promise.all(replies.map(({ id, reply }) => session.deliverClientReply(id, reply).catch(() => false)));
       if (only) return new Response(null, { status: 202 });
     }
-    if (connection === undefined) minted = connectionIdFor(initializeCapabilities(body));
+    const initialize = connection === undefined ? initializeCapabilities(body) : undefined;
+    if (connection === undefined) minted = connectionIdFor(initialize);
     const resumable = resumableCallId(request, body);
-    if (resumable !== undefined || (connection !== undefined && capabilitiesOfConnection(connection))) {
+    const declared = capabilitiesOfConnection(connection);
+    if (resumable !== undefined || declared?.elicitation) {
       props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
     }
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
@@ -173,6 +179,10 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       (await serveTasksExtension(request, body, { env, skill, user })) ??
       (await serveListen(request, body, { env, skill, user }));
     if (taskAnswer) return taskAnswer;
+    // MCP Apps: a 2025 client said so at `initialize` (its connection id), a 2026-07-28 one says so in each request.
+    // (An `initialize` declaring it is answered with the extension among the server's capabilities.)
+    if (declared?.extensions !== undefined || (initialize !== undefined && declaresUi(initialize)) || (isModern(request) && requestDeclaresUi(body)))
+      props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
     if (mayListTools(body)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
@@ -189,6 +199,12 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
   }
   return withAllowOn405(response);
+}
+
+/** A 2026-07-28 request (no protocol session: it names its revision on every request). */
+function isModern(request: Request): boolean {
+  const version = request.headers.get("mcp-protocol-version");
+  return version !== null && !/^202[45]-/.test(version);
 }
 
 /** The `Mcp-Session-Id` minted for a client that declared elicitation, on its `initialize` answer. */

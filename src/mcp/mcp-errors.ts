@@ -60,3 +60,15 @@ export class McpParamsRefusedError extends SlipsnisseError {
     super(`${method}: params.${param} ${detail}.`);
   }
 }
+
+/** A programming error: the run view's own style or script holds text that would end its element early (run-app-html.ts). */
+export class UnsafeRunViewTextError extends SlipsnisseError {
+  readonly kind = "unsafe-run-view-text";
+  readonly fix = "Keep `</style`, `</script` and `<!--` out of the run view's style and script (write `<\\/` in a script's strings).";
+  constructor(
+    readonly element: "style" | "script",
+    readonly found: string,
+  ) {
+    super(`The run view's <${element}> text contains "${found}", which the HTML parser would read as the element's end or a comment.`);
+  }
+}

@@ -2,6 +2,7 @@ import type { PostedBody } from "./posted-body";
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ClientReply } from "../experts/session/client-replies";
+import { APP_MIME_TYPE, declaresUi, UI_EXTENSION } from "./run-app";
 
 /*
  * Server-to-client requests in the middle of a stateless 2025 Streamable HTTP call
@@ -18,17 +19,21 @@ import type { ClientReply } from "../experts/session/client-replies";
 
 /** Ids of requests this server sends mid-call; a reply with another id is the SDK's business. */
 const REQUEST_ID_PREFIX = "slipsnisse-req-";
-/** The `Mcp-Session-Id` shape minted here: a random id, then what the client declared (f: form, u: url elicitation). */
-const CONNECTION_ID = /^[0-9a-f-]{36}\.(f?u?)$/;
+/**
+ * The `Mcp-Session-Id` shape minted here: a random id, then what the client declared (f: form,
+ * u: url elicitation, a: MCP Apps, run-app.ts).
+ */
+const CONNECTION_ID = /^[0-9a-f-]{36}\.(f?u?a?)$/;
 
-/** A connection id for an `initialize` whose client declares elicitation; undefined when it declares none. */
+/** A connection id for an `initialize` whose client declares elicitation or MCP Apps; undefined when it declares neither. */
 export function connectionIdFor(capabilities: unknown): string | undefined {
+  // Every request that is not an `initialize` (nearly all of them) stops here.
+  if (capabilities === undefined) return undefined;
   const elicitation = z.looseObject({ elicitation: z.record(z.string(), z.unknown()) }).safeParse(capabilities);
-  if (!elicitation.success) return undefined;
-  const modes = elicitation.data.elicitation;
+  const modes = elicitation.success ? elicitation.data.elicitation : undefined;
   // 2025-06-18 declares `elicitation: {}` (form only); 2025-11-25 names the modes.
-  const form = Object.keys(modes).length === 0 || "form" in modes;
-  const flags = `${form ? "f" : ""}${"url" in modes ? "u" : ""}`;
+  const form = modes !== undefined && (Object.keys(modes).length === 0 || "form" in modes);
+  const flags = `${form ? "f" : ""}${modes !== undefined && "url" in modes ? "u" : ""}${declaresUi(capabilities) ? "a" : ""}`;
   return flags === "" ? undefined : `${crypto.randomUUID()}.${flags}`;
 }
 
@@ -36,7 +41,11 @@ export function connectionIdFor(capabilities: unknown): string | undefined {
 export function capabilitiesOfConnection(connection: string | undefined): ClientCapabilities | undefined {
   const flags = connection === undefined ? undefined : CONNECTION_ID.exec(connection)?.[1];
   if (!flags) return undefined;
-  return { elicitation: { ...(flags.includes("f") ? { form: {} } : {}), ...(flags.includes("u") ? { url: {} } : {}) } };
+  const elicitation = flags.includes("f") || flags.includes("u");
+  return {
+    ...(elicitation ? { elicitation: { ...(flags.includes("f") ? { form: {} } : {}), ...(flags.includes("u") ? { url: {} } : {}) } } : {}),
+    ...(flags.includes("a") ? { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } : {}),
+  };
 }
 
 /** The `initialize` request of a POSTed body, if that is what it is. */

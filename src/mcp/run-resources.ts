@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { UserProps } from "../auth/user-props";
 import type { StoredRun } from "../experts/session/run-log";
 import { sessionStub } from "../experts/session/session-name";
+import { runViewFragment } from "./run-app";
 import { runTraceMarkdown } from "./run-trace-markdown";
 
 export const RUN_URI_TEMPLATE = "slipsnisse://runs/{id}";
@@ -32,7 +33,7 @@ export function runResourceLink(runId: string): ResourceLink {
  * caller's own ExpertSession (tenant, skill and user): no parameter names another user, so
  * another user's run id is simply not there and reads as not found, the same answer as a guess.
  */
-export function registerRunResources(server: McpServer, { env, skill, user }: { env: Env; skill: string; user: UserProps }): void {
+export function registerRunResources(server: McpServer, { env, skill, user, ui = false }: { env: Env; skill: string; user: UserProps; ui?: boolean }): void {
   const session = () => sessionStub(env, skill, user.userId);
   server.registerResource(
     "run",
@@ -56,6 +57,8 @@ export function registerRunResources(server: McpServer, { env, skill, user }: { 
         contents: [
           { uri: uri.href, mimeType: "text/markdown", text: runTraceMarkdown(run, steps) },
           { uri: uri.href, mimeType: "application/json", text: JSON.stringify({ run, steps }) },
+          // For the run view (run-app.ts): the waterfall as the dashboard draws it, escaped.
+          ...(ui ? [{ uri: uri.href, mimeType: "text/html", text: await runViewFragment(run, steps) }] : []),
         ],
       };
     },

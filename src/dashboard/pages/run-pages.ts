@@ -3,10 +3,12 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary, threadRuns } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
-import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
+import type { StepRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
-import { barTrack, waterfallLegend, waterfallRows, type WaterfallRow } from "./run-waterfall";
+import { outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";
+
+export { outcomeBadge };
 
 const PAGE_SIZE = 50;
 const WINDOWS = { "1h": 3_600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 } as const;
@@ -70,10 +72,6 @@ function textFilter(name: string, label: string, value: string | undefined) {
   return html`<label for="f-${name}">${label}</label> <input id="f-${name}" name="${name}" value="${value ?? ""}" size="12">`;
 }
 
-export function outcomeBadge(outcome: string) {
-  return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" || outcome === "interrupted" ? "bad" : "warn"}">${outcome}</span>`;
-}
-
 /** Each budget as the catalog names its limit, so the admin knows which knob stopped the run. */
 const BUDGET_LIMITS: Record<string, string> = {
   steps: "steps (max_steps)",
@@ -133,25 +131,9 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}
 ${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`
 }
 <h2>Steps</h2>
-${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : waterfall(summary, steps)}
+${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, summary.startedAt, summary.endedAt)}
 ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}
 <p><a href="/admin/runs">← All runs</a></p>`;
-}
-
-/** A step with this many calls, or a run with this many bars, is shown compact: bars only, details closed. */
-const COMPACT_CALLS = 3;
-const COMPACT_BARS = 10;
-
-/**
- * The steps and their tool calls as bars on the run's time axis, one line each. What a step or a
- * call carried (text, arguments, result, error) is open below its bar in a short run, and opens
- * on demand (`<details>`) in a compact one, so a step with many calls stays a few lines tall.
- */
-function waterfall(summary: RunSummary, steps: readonly StepRecord[]) {
-  const { rows, totalMs, setup } = waterfallRows(steps, summary.startedAt, summary.endedAt);
-  const compactRun = rows.reduce((sum, row) => sum + 1 + row.calls.length, 0) > COMPACT_BARS;
-  return html`${waterfallLegend(totalMs)}
-<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
 }
 
 /** The thread's runs in order, this one marked: a paused run links to the run that resumed it, and back. */
@@ -161,39 +143,4 @@ function threadList(current: string, thread: readonly ThreadRun[]) {
     (run) =>
       html`<li>${run.id === current ? html`<strong aria-current="page">this run</strong>` : html`<a href="/admin/runs/${run.id}" aria-label="Run ${run.id}">${formatTime(run.startedAt)}</a>`} ${outcomeBadge(run.outcome)}</li>`,
   )}</ol>`;
-}
-
-/** A step without a model call (decisions on resume): who decided each call, how, and when. */
-function decisions(calls: WaterfallRow["calls"]) {
-  return html`<ul>${calls.map(({ call }) =>
-    call.decision
-      ? html`<li><code>${call.name}</code>: ${call.decision.outcome} by the ${call.decision.by}${call.startedAt === undefined ? "" : html` at ${formatTime(call.startedAt)}`}</li>`
-      : "",
-  )}</ul>`;
-}
-
-function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
-  const open = compact ? "" : html` open`;
-  const name = `Step ${step.index + 1}`;
-  const model = step.model;
-  return html`<li class="wf-step${compact ? " wf-compact" : ""}"><details${open}><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
-<div class="wf-detail">${
-    model?.pending
-      ? html`<p class="error">No answer: waited ${model.latencyMs} ms on ${model.provider} <code>${model.model}</code> at <code>${model.endpoint ?? "its endpoint"}</code>${model.retries > 0 ? `, ${model.retries} failed attempts` : ""}, until the run ended.</p>`
-      : ""
-  }${
-    model
-      ? html`<p>Model ${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>`
-      : html`<p>No model call: the decisions this run resumed with.</p>${decisions(calls)}`
-  }
-${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
-${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
-}
-
-function toolCallBlock(call: ToolCallRecord) {
-  return html`<section class="call" aria-label="Tool call ${call.name}"><h4>Tool call <code>${call.name}</code> ${outcomeBadge(call.status)} <span class="muted">${call.elapsedMs} ms, ${call.bytes} bytes</span></h4>
-${call.decision ? html`<p>Decision: ${call.decision.outcome} by the ${call.decision.by}</p>` : ""}
-${call.args === undefined ? "" : html`<p class="muted">Arguments</p><pre>${call.args}</pre>`}
-${call.result === undefined ? "" : html`<p class="muted">Result (excerpt)</p><pre>${call.result}</pre>`}
-${call.error ? html`<p class="error">${call.error}</p>` : ""}</section>`;
 }

@@ -7,6 +7,7 @@ import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
 import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
 import { log } from "../../observability/logger";
+import { declaresUi } from "../run-app";
 import { SseServerTransport } from "./sse-server-transport";
 import { SseTaskStatus } from "./sse-task-status";
 
@@ -39,6 +40,9 @@ export class LegacySseSession extends DurableObject<Env> {
   private origin: string | undefined;
   /** `notifications/tasks/status` for the tasks this connection created (opened with the first). */
   private taskStatus: SseTaskStatus | null = null;
+  /** The client declared MCP Apps in its `initialize`: the tools link the run view. */
+  private ui = false;
+  private starting: Promise<McpServer | null> | null = null;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
@@ -48,21 +52,10 @@ export class LegacySseSession extends DurableObject<Env> {
     transport.onclose = () => this.reset();
     this.transport = transport;
     this.owner = request.user.userId;
-    // This server answers every tools/list of the connection: annotations as cached at open.
-    const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    const server = buildExpertServer({
-      env: this.env,
-      skill,
-      user: request.user,
-      listChanged: true,
-      connection: request.sessionId,
-      listings,
-      // 2025-11-25 Tasks, answered by this object before the server (deliver): the capability and each tool's taskSupport.
-      tasks: true,
-      ...(request.origin === undefined ? {} : { origin: request.origin }),
-    });
-    await server.connect(transport);
-    Object.assign(this, { server, skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
+    // The MCP server is built at the client's first message (serverFor): what its `initialize`
+    // declares decides whether the tools link the run view (MCP Apps, run-app.ts), and a server's
+    // tools and capabilities are fixed once it is connected.
+    Object.assign(this, { skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
     this.taskStatus = new SseTaskStatus({ env: this.env, skill, user: request.user }, (notification) => transport.sendOwn(notification));
     void transport.announceEndpoint(request.endpoint);
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
@@ -73,6 +66,41 @@ export class LegacySseSession extends DurableObject<Env> {
       void this.refreshTools();
     }, KEEP_ALIVE_MS);
     return readable;
+  }
+
+  /**
+   * The connection's MCP server, built and connected at the first message (`first`); messages
+   * that arrive while it starts wait for the same one.
+   */
+  private serverFor(first: JSONRPCMessage): Promise<McpServer | null> {
+    this.starting ??= this.startServer(first).catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    });
+    return this.starting;
+  }
+
+  private async startServer(first: JSONRPCMessage): Promise<McpServer | null> {
+    const { transport, skill, user } = this;
+    if (!transport || !skill || !user) return null;
+    this.ui = "method" in first && first.method === "initialize" && declaresUi(first.params?.capabilities);
+    // This server answers every tools/list of the connection: annotations as cached at its start.
+    const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
+    const server = buildExpertServer({
+      env: this.env,
+      skill,
+      user,
+      listChanged: true,
+      connection: this.sessionId,
+      listings,
+      // 2025-11-25 Tasks, answered by this object before the server (deliver): the capability and each tool's taskSupport.
+      tasks: true,
+      ...(this.ui ? { ui: true } : {}),
+      ...(this.origin === undefined ? {} : { origin: this.origin }),
+    });
+    await server.connect(transport);
+    this.server = server;
+    return server;
   }
 
   /** A new catalog version of the skill: the connection's tools become its experts, and the client hears list_changed. */
@@ -91,6 +119,7 @@ export class LegacySseSession extends DurableObject<Env> {
       listings,
       listChanged: true,
       tasks: true,
+      ...(this.ui ? { ui: true } : {}),
       ...(this.origin === undefined ? {} : { origin: this.origin }),
     });
   }
@@ -106,6 +135,7 @@ export class LegacySseSession extends DurableObject<Env> {
     } catch {
       return 400;
     }
+    if (!(await this.serverFor(message))) return 404;
     await this.refreshTools();
     // MCP Tasks (2025-11-25) as on Streamable HTTP (expert-tasks.ts), the answer on the stream;
     // not awaited, since tasks/result waits for the task's end and the POST is answered 202 at once.
@@ -137,6 +167,8 @@ export class LegacySseSession extends DurableObject<Env> {
     this.taskStatus?.close();
     this.taskStatus = null;
     this.server = null;
+    this.starting = null;
+    this.ui = false;
     this.skill = null;
     this.timer = null;
     this.transport = null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { StepRecord } from "../../../src/experts/run/expert-types";
-import { waterfallRows } from "../../../src/dashboard/pages/run-waterfall";
+import type { StepRecord } from "../../../../src/experts/run/expert-types";
+import { waterfallRows } from "../../../../src/experts/trace/run-waterfall";
 
 const model = (latencyMs: number, extra: Partial<NonNullable<StepRecord["model"]>> = {}) => ({ provider: "p", model: "m", latencyMs, retries: 0, ...extra });
 const step = (index: number, fields: Partial<StepRecord>): StepRecord => ({

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
+import type { StepRecord, ToolCallRecord } from "../run/expert-types";
 
 /** What a bar shows: the model's answer wait, a tool call by how it ended, or an approval/pause wait. */
 export type BarKind = "setup" | "model" | "retried" | "pending" | "tool" | "failed" | "approval";
@@ -17,6 +17,21 @@ export interface WaterfallRow {
   step: StepRecord;
   bar: WaterfallBar;
   calls: Array<{ call: ToolCallRecord; bar: WaterfallBar }>;
+}
+
+/**
+ * The waterfall's own rules, shared by every page that draws one (the dashboard's run page, the
+ * MCP App's run view): they read the page's `--soft` and `--muted` colours.
+ */
+export const WATERFALL_STYLE = `ol.wf,ol.wf-calls{list-style:none;margin:0;padding:0}ol.wf-calls summary{padding-left:1rem}.wf .wf-row{display:grid;grid-template-columns:minmax(10rem,16rem) 1fr 4.5rem;gap:.5rem;align-items:center;padding:.05rem 0;border-bottom:1px solid var(--soft)}.wf summary{cursor:pointer}
+.wf-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.wf-dur{text-align:right;color:var(--muted);font-size:.85rem}svg.wf-track{display:block;background:var(--soft)}.wf details[open]>summary{background:var(--soft)}.wf-detail,.wf .call{margin:.25rem 0 .5rem 1rem}.wf-legend span{margin-right:.6rem;white-space:nowrap}`;
+
+/** A time as the dashboard and the run view show it: UTC, to the second. */
+export function formatTime(ms: number): string {
+  return new Date(ms)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
 }
 
 /** A bar narrower than this would vanish: a 0 ms call is still drawn as a sliver. */
@@ -114,4 +129,59 @@ export function waterfallLegend(totalMs: number) {
     ([kind, text]) =>
       html`<span><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" rx="2" fill="${FILL[kind]}"></rect></svg> ${text}</span> `,
   )}· axis 0 – ${totalMs} ms</p>`;
+}
+
+export function outcomeBadge(outcome: string) {
+  return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" || outcome === "interrupted" ? "bad" : "warn"}">${outcome}</span>`;
+}
+
+/** A step with this many calls, or a run with this many bars, is shown compact: bars only, details closed. */
+const COMPACT_CALLS = 3;
+const COMPACT_BARS = 10;
+
+/**
+ * The steps and their tool calls as bars on the run's time axis, one line each. What a step or a
+ * call carried (text, arguments, result, error) is open below its bar in a short run, and opens
+ * on demand (`<details>`) in a compact one, so a step with many calls stays a few lines tall.
+ */
+export function runWaterfall(steps: readonly StepRecord[], startedAt: number, endedAt: number) {
+  const { rows, totalMs, setup } = waterfallRows(steps, startedAt, endedAt);
+  const compactRun = rows.reduce((sum, row) => sum + 1 + row.calls.length, 0) > COMPACT_BARS;
+  return html`${waterfallLegend(totalMs)}
+<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
+}
+
+/** A step without a model call (decisions on resume): who decided each call, how, and when. */
+function decisions(calls: WaterfallRow["calls"]) {
+  return html`<ul>${calls.map(({ call }) =>
+    call.decision
+      ? html`<li><code>${call.name}</code>: ${call.decision.outcome} by the ${call.decision.by}${call.startedAt === undefined ? "" : html` at ${formatTime(call.startedAt)}`}</li>`
+      : "",
+  )}</ul>`;
+}
+
+function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
+  const open = compact ? "" : html` open`;
+  const name = `Step ${step.index + 1}`;
+  const model = step.model;
+  return html`<li class="wf-step${compact ? " wf-compact" : ""}"><details${open}><summary class="wf-row"><span class="wf-label">${name} <span class="muted">${step.finishReason}${model && model.retries > 0 ? html` · <span class="warn">${model.retries} retries</span>` : ""}</span></span>${barTrack(bar, `${name}, ${model ? "model wait" : step.finishReason}`)}<span class="wf-dur">${bar.durationMs} ms</span></summary>
+<div class="wf-detail">${
+    model?.pending
+      ? html`<p class="error">No answer: waited ${model.latencyMs} ms on ${model.provider} <code>${model.model}</code> at <code>${model.endpoint ?? "its endpoint"}</code>${model.retries > 0 ? `, ${model.retries} failed attempts` : ""}, until the run ended.</p>`
+      : ""
+  }${
+    model
+      ? html`<p>Model ${model.provider} <code>${model.model}</code>, ${model.latencyMs} ms${model.retries > 0 ? `, ${model.retries} retries` : ""} · ${step.inputTokens} tokens in, ${step.outputTokens} out</p>`
+      : html`<p>No model call: the decisions this run resumed with.</p>${decisions(calls)}`
+  }
+${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
+${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
+}
+
+function toolCallBlock(call: ToolCallRecord) {
+  return html`<section class="call" aria-label="Tool call ${call.name}"><h4>Tool call <code>${call.name}</code> ${outcomeBadge(call.status)} <span class="muted">${call.elapsedMs} ms, ${call.bytes} bytes</span></h4>
+${call.decision ? html`<p>Decision: ${call.decision.outcome} by the ${call.decision.by}</p>` : ""}
+${call.args === undefined ? "" : html`<p class="muted">Arguments</p><pre>${call.args}</pre>`}
+${call.result === undefined ? "" : html`<p class="muted">Result (excerpt)</p><pre>${call.result}</pre>`}
+${call.error ? html`<p class="error">${call.error}</p>` : ""}</section>`;
 }
