@@ -86,14 +86,16 @@ async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<vo
   }
 }
 
+const signed = (ms: number) => `${ms < 0 ? "" : "+"}${round(ms)}`;
+
 /** Floor D beside an expert goal: product ÷ D (ours) and D ÷ C (the libraries'), from the same interleaved samples. */
 function libraryFloorFigure(id: string, title: string, product: Summary, d: Summary, c: Summary, floorName: string): Figure {
   return {
     id,
     title,
     value:
-      `product ÷ D ${round(product.p50 / d.p50, 3)}x p50 (+${round(product.p50 - d.p50)} ms: ours); ` +
-      `D ÷ ${floorName} ${round(d.p50 / c.p50, 3)}x (+${round(d.p50 - c.p50)} ms: the libraries'); D ${round(d.p50)} ms p50, p99 ${round(d.p99)} ms`,
+      `product ÷ D ${round(product.p50 / d.p50, 3)}x p50 (${signed(product.p50 - d.p50)} ms: ours); ` +
+      `D ÷ ${floorName} ${round(d.p50 / c.p50, 3)}x (${signed(d.p50 - c.p50)} ms: the libraries'); D ${round(d.p50)} ms p50, p99 ${round(d.p99)} ms`,
     target: "(split of the gap)",
     pass: null,
     details: { product, d, c },
@@ -284,8 +286,8 @@ async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTes
       id: `Floor D CPU ${scenario.toolSteps} tool steps`,
       title: `CPU per ${scenario.expert} call split by library floor D(${scenario.toolSteps}) (same blocks)`,
       value:
-        `product ÷ D ${round(pc / dc, 2)}x (${round(pc, 2)} vs ${round(dc, 2)} ms: ${round(pc - dc, 2)} ms ours); ` +
-        `D ÷ C(${fetches}) ${round(dc / fc, 2)}x (${round(dc, 2)} vs ${round(fc, 2)} ms: ${round(dc - fc, 2)} ms the libraries'); D wall ${round(totals.dWall / calls, 1)} ms`,
+        `product ÷ D ${round(pc / dc, 2)}x (${round(pc, 2)} vs ${round(dc, 2)} ms: ${signed(pc - dc)} ms ours); ` +
+        `D ÷ C(${fetches}) ${round(dc / fc, 2)}x (${round(dc, 2)} vs ${round(fc, 2)} ms: ${signed(dc - fc)} ms the libraries'); D wall ${round(totals.dWall / calls, 1)} ms`,
       target: "(split of the gap)",
       pass: null,
       details: { productMs: pc, dMs: dc, floorMs: fc, calls },
