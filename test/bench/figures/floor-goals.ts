@@ -39,11 +39,11 @@ function floorEcho(client: McpTestClient, fetches: number): Promise<unknown> {
 }
 
 /** The echo server under a stats tag of floor D's own, so its tool calls can be counted apart from the product's. */
-function floorEchoBase(ctx: BenchContext): string {
+export function floorEchoBase(ctx: BenchContext): string {
   return taggedBase(new URL(ctx.echoBase).origin, "floor-d");
 }
 
-async function startFloor(ctx: BenchContext, echoBase: string): Promise<WranglerDev> {
+export async function startFloor(ctx: BenchContext, echoBase: string): Promise<WranglerDev> {
   return startWranglerDev({
     readyTimeoutMs: 60_000,
     projectDir: join(repoRoot, "test/bench/floor"),
