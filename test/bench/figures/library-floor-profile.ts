@@ -8,6 +8,7 @@ import { attribute, cpuProfileSchema, moduleMap, type Attribution } from "../pro
 import { InspectorSession, inspectorPortOf } from "../profile/inspector-session";
 import { loadNow } from "../results-report";
 import { round } from "../sample-stats";
+import { workerdCpuMs } from "./cpu-per-call";
 import { floorEchoBase, startFloor } from "./floor-goals";
 
 const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
@@ -58,6 +59,18 @@ class IsolateProfiler {
     return { attribution: attribute(cpuProfileSchema.parse(raw), this.bundleId, moduleMap(this.source), WATCH), path };
   }
 
+  /**
+   * Profiles one block of calls, with the kernel's CPU of the isolate's workerd over the same
+   * block: the sampler's time deltas also count the thread's waits, so busy time is checked against it.
+   */
+  async block(pgid: number, calls: number, call: () => Promise<unknown>): Promise<{ attribution: Attribution; path: string; kernelMs: number }> {
+    await this.start();
+    const before = await workerdCpuMs(pgid);
+    for (let i = 0; i < calls; i++) await call();
+    const after = await workerdCpuMs(pgid);
+    return { ...(await this.stop()), kernelMs: after.worker - before.worker };
+  }
+
   close(): void {
     this.inspector.close();
   }
@@ -72,6 +85,19 @@ function perCall(rows: Array<{ key: string; ms: number }>, calls: number): Map<s
   return map;
 }
 
+/** Sums the rows of several blocks' attributions by key, per call. */
+function merged(blocks: Attribution[], rows: (a: Attribution) => Array<{ key: string; ms: number }>, calls: number): Map<string, number> {
+  return perCall(
+    blocks.flatMap((a) => rows(a)),
+    calls,
+  );
+}
+
+const busyMs = (a: Attribution) => a.totalMs - (a.selfByModule.find((m) => m.module === "(idle)")?.ms ?? 0);
+const moduleRows = (a: Attribution) => a.selfByModule.filter((m) => m.module !== "(idle)").map((m) => ({ key: m.module, ms: m.ms }));
+const functionRows = (a: Attribution) => a.selfByFunction.map((f) => ({ key: functionKey(f.frame), ms: f.ms }));
+const inclusiveRows = (a: Attribution) => a.inclusive.map((f) => ({ key: functionKey(f.frame), ms: f.ms }));
+
 /** Product − D per key, largest excess first, with both sides. */
 function excess(product: Map<string, number>, d: Map<string, number>): Array<{ key: string; product: number; d: number; diff: number }> {
   const keys = new Set([...product.keys(), ...d.keys()]);
@@ -84,9 +110,9 @@ const ms = (x: number) => round(x, 3).toFixed(3).padStart(7);
 
 /**
  * PD (`--only=PD`, not part of a default run): V8 sampling profiles of the product's isolate and
- * of the library floor D's (test/bench/floor/, `/d/mcp`) at once, during one loop that alternates
- * a product call and a D call of the same expert (BENCH_PROFILE_EXPERT, default one_call), so both
- * see the same machine. Prints self time per call by module and by function for each, and the
+ * of the library floor D's (test/bench/floor/, `/d/mcp`), in alternating blocks of calls of the
+ * same expert (BENCH_PROFILE_EXPERT, default one_call; about BENCH_PROFILE_CALLS each, default
+ * 300), so both see the same machine. Prints self time per call by module and by function for each, and the
  * product's excess over D: D runs the same libraries for the same exchange, so what the product
  * spends beyond D is ours (our modules, and library work our code asks for that D does not).
  */
@@ -112,68 +138,64 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     profilers.push(productProfiler);
     const dProfiler = await IsolateProfiler.open("floor-d", floor.pgid);
     profilers.push(dProfiler);
-    await Promise.all([productProfiler.start(), dProfiler.start()]);
-    for (let i = 0; i < calls; i++) {
-      if (i % 2 === 0) {
-        await callExpert(product, expert, query);
-        await callExpert(d, expert, query);
-      } else {
-        await callExpert(d, expert, query);
-        await callExpert(product, expert, query);
-      }
+    // One isolate profiled at a time, in alternating blocks (as the goals' CPU blocks): with both
+    // profilers on at once, each isolate's busy time came out near the loop's wall time.
+    const blocks = 6;
+    const perBlock = Math.max(1, Math.round(calls / blocks));
+    const productBlocks: Attribution[] = [];
+    const dBlocks: Attribution[] = [];
+    const kernel = { product: 0, d: 0 };
+    const paths: string[] = [];
+    for (let block = 0; block < blocks; block++) {
+      const p = await productProfiler.block(ctx.dev.pgid, perBlock, () => callExpert(product, expert, query));
+      const l = await dProfiler.block(floor.pgid, perBlock, () => callExpert(d, expert, query));
+      productBlocks.push(p.attribution);
+      dBlocks.push(l.attribution);
+      kernel.product += p.kernelMs;
+      kernel.d += l.kernelMs;
+      if (block === 0) paths.push(p.path, l.path);
     }
-    const [p, l] = await Promise.all([productProfiler.stop(), dProfiler.stop()]);
-    const busy = (a: Attribution) => (a.totalMs - (a.selfByModule.find((m) => m.module === "(idle)")?.ms ?? 0)) / calls;
-    const [pBusy, dBusy] = [busy(p.attribution), busy(l.attribution)];
-    const modules = excess(
-      perCall(
-        p.attribution.selfByModule.filter((m) => m.module !== "(idle)").map((m) => ({ key: m.module, ms: m.ms })),
-        calls,
-      ),
-      perCall(
-        l.attribution.selfByModule.filter((m) => m.module !== "(idle)").map((m) => ({ key: m.module, ms: m.ms })),
-        calls,
-      ),
-    );
-    const functions = excess(
-      perCall(
-        p.attribution.selfByFunction.map((f) => ({ key: functionKey(f.frame), ms: f.ms })),
-        calls,
-      ),
-      perCall(
-        l.attribution.selfByFunction.map((f) => ({ key: functionKey(f.frame), ms: f.ms })),
-        calls,
-      ),
-    );
+    const n = perBlock * blocks;
+    const sum = (list: Attribution[], f: (a: Attribution) => number) => list.reduce((total, a) => total + f(a), 0);
+    const [pBusy, dBusy] = [sum(productBlocks, busyMs) / n, sum(dBlocks, busyMs) / n];
+    const [pKernel, dKernel] = [kernel.product / n, kernel.d / n];
+    const modules = excess(merged(productBlocks, moduleRows, n), merged(dBlocks, moduleRows, n));
+    const functions = excess(merged(productBlocks, functionRows, n), merged(dBlocks, functionRows, n));
+    const inclusive = excess(merged(productBlocks, inclusiveRows, n), merged(dBlocks, inclusiveRows, n));
     const loadEnd = loadNow();
-    console.error(`[bench] PD: ${calls} ${expert}("${query}") calls each, alternating; 1-min load ${loadStart} → ${loadEnd}`);
-    console.error(`[bench] PD isolate busy per call: product ${round(pBusy, 3)} ms, floor D ${round(dBusy, 3)} ms; profiles ${p.path}, ${l.path}`);
+    console.error(`[bench] PD: ${n} ${expert}("${query}") calls each, ${blocks} alternating blocks; 1-min load ${loadStart} → ${loadEnd}`);
+    console.error(
+      `[bench] PD per call: product isolate busy ${round(pBusy, 3)} ms (kernel CPU of its workerd ${round(pKernel, 2)} ms), ` +
+        `floor D busy ${round(dBusy, 3)} ms (kernel ${round(dKernel, 2)} ms); first blocks' profiles ${paths.join(", ")}`,
+    );
     console.error("[bench] PD self time by module, ms per call (product, D, product − D), largest excess first:");
-    for (const m of modules.slice(0, 40)) console.error(`  ${ms(m.product)} ${ms(m.d)} ${ms(m.diff)}  ${m.key}`);
+    for (const m of modules.slice(0, 45)) console.error(`  ${ms(m.product)} ${ms(m.d)} ${ms(m.diff)}  ${m.key}`);
     console.error("[bench] PD ... and the modules where D spends more than the product:");
     for (const m of modules.filter((row) => row.diff < -0.01).reverse()) console.error(`  ${ms(m.product)} ${ms(m.d)} ${ms(m.diff)}  ${m.key}`);
     console.error("[bench] PD self time by function, ms per call (product, D, product − D), largest excess first:");
-    for (const f of functions.slice(0, 50)) console.error(`  ${ms(f.product)} ${ms(f.d)} ${ms(f.diff)}  ${f.key}`);
-    console.error("[bench] PD inclusive time of watched frames, product then D (ms per call):");
-    for (const f of p.attribution.inclusive.slice(0, 30)) console.error(`  P ${ms(f.ms / calls)}  ${f.frame}`);
-    for (const f of l.attribution.inclusive.slice(0, 30)) console.error(`  D ${ms(f.ms / calls)}  ${f.frame}`);
+    for (const f of functions.slice(0, 60)) console.error(`  ${ms(f.product)} ${ms(f.d)} ${ms(f.diff)}  ${f.key}`);
+    console.error("[bench] PD inclusive time of watched frames, ms per call (product, D, product − D):");
+    for (const f of inclusive.slice(0, 40)) console.error(`  ${ms(f.product)} ${ms(f.d)} ${ms(f.diff)}  ${f.key}`);
     const top = modules.slice(0, 8);
     return [
       {
         id: "PD cpu",
-        title: `CPU of the product's isolate ÷ library floor D's per ${expert} call (sampling profiles, ${calls} alternating calls each)`,
-        value: `${round(pBusy / dBusy, 2)}x (${round(pBusy, 2)} vs ${round(dBusy, 2)} ms busy per call)`,
+        title: `CPU of the product's isolate ÷ library floor D's per ${expert} call (sampling profiles, ${n} calls each in alternating blocks)`,
+        value: `${round(pBusy / dBusy, 2)}x (${round(pBusy, 2)} vs ${round(dBusy, 2)} ms busy per call; kernel CPU ${round(pKernel, 2)} vs ${round(dKernel, 2)} ms)`,
         target: "(breakdown)",
         pass: null,
         note: `The product's excess over D by module, ms per call: ${top.map((m) => `${m.key} +${round(m.diff, 2)} (${round(m.product, 2)} vs ${round(m.d, 2)})`).join("; ")}`,
         details: {
-          calls,
+          calls: n,
           expert,
           productBusyMs: pBusy,
           dBusyMs: dBusy,
+          productKernelMs: pKernel,
+          dKernelMs: dKernel,
           load: `${loadStart} → ${loadEnd}`,
           modules: modules.slice(0, 60),
           functions: functions.slice(0, 80),
+          inclusive: inclusive.slice(0, 40),
         },
       },
     ];
