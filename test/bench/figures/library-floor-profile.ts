@@ -13,6 +13,7 @@ import { floorEchoBase, startFloor } from "./floor-goals";
 
 const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
 const QUERIES: Record<string, string> = { no_tools: "hi", one_call: "go", many_steps: "steps=5" };
+const SAMPLING_INTERVAL_US = 100;
 const WATCH = /generateText|callTool|runExpert|callExpert|expert \[|handleRequest|createMcpHandler|parse|safeParse|validate|fetch/;
 
 /** A sampling profiler on one `wrangler dev`'s Worker isolate, with the bundle it runs (for module attribution). */
@@ -38,7 +39,7 @@ class IsolateProfiler {
       const source = z.object({ scriptSource: z.string() }).parse(await inspector.send("Debugger.getScriptSource", { scriptId: bundle.scriptId }));
       await inspector.send("Debugger.disable");
       await inspector.send("Profiler.enable");
-      await inspector.send("Profiler.setSamplingInterval", { interval: 100 });
+      await inspector.send("Profiler.setSamplingInterval", { interval: SAMPLING_INTERVAL_US });
       return new IsolateProfiler(inspector, bundle.scriptId, source.scriptSource, name);
     } catch (error) {
       inspector.close();
@@ -50,25 +51,41 @@ class IsolateProfiler {
     return this.inspector.send("Profiler.start");
   }
 
-  /** Stops, keeps the raw profile beside its bundle in the temp directory, and attributes it. */
-  async stop(): Promise<{ attribution: Attribution; path: string }> {
+  /**
+   * Stops, keeps the raw profile beside its bundle in the temp directory, and attributes it twice:
+   * by the sampler's time deltas (as figure P does) and by sample counts (every delta taken as the
+   * nominal interval).
+   */
+  async stop(): Promise<{ byTime: Attribution; bySamples: Attribution; path: string }> {
     const { profile: raw } = z.object({ profile: z.unknown() }).parse(await this.inspector.send("Profiler.stop"));
     const path = join(tmpdir(), `slipsnisse-${this.name}-${Date.now()}.cpuprofile`);
     await writeFile(path, JSON.stringify(raw));
     await writeFile(`${path}.bundle.js`, this.source);
-    return { attribution: attribute(cpuProfileSchema.parse(raw), this.bundleId, moduleMap(this.source), WATCH), path };
+    const profile = cpuProfileSchema.parse(raw);
+    const map = moduleMap(this.source);
+    const uniform = { ...profile, timeDeltas: profile.timeDeltas.map(() => SAMPLING_INTERVAL_US) };
+    return { byTime: attribute(profile, this.bundleId, map, WATCH), bySamples: attribute(uniform, this.bundleId, map, WATCH), path };
   }
 
   /**
-   * Profiles one block of calls, with the kernel's CPU of the isolate's workerd over the same
-   * block: the sampler's time deltas also count the thread's waits, so busy time is checked against it.
+   * Profiles one block of calls and reads the kernel's CPU of the isolate's workerd over the same
+   * block. On a loaded machine a time delta also counts the time the thread was preempted in the
+   * middle of whatever frame it was in, so single frames swell at random; the block's sample
+   * shares are therefore scaled to the kernel's CPU instead: ms of CPU per frame, by share.
    */
-  async block(pgid: number, calls: number, call: () => Promise<unknown>): Promise<{ attribution: Attribution; path: string; kernelMs: number }> {
+  async block(
+    pgid: number,
+    calls: number,
+    call: () => Promise<unknown>,
+  ): Promise<{ scaled: Attribution; path: string; kernelMs: number; busyByTimeMs: number; busyBySamplesMs: number }> {
     await this.start();
     const before = await workerdCpuMs(pgid);
     for (let i = 0; i < calls; i++) await call();
     const after = await workerdCpuMs(pgid);
-    return { ...(await this.stop()), kernelMs: after.worker - before.worker };
+    const { byTime, bySamples, path } = await this.stop();
+    const kernelMs = after.worker - before.worker;
+    const busyBySamplesMs = busyMs(bySamples);
+    return { scaled: scale(bySamples, busyBySamplesMs > 0 ? kernelMs / busyBySamplesMs : 0), path, kernelMs, busyByTimeMs: busyMs(byTime), busyBySamplesMs };
   }
 
   close(): void {
@@ -95,7 +112,7 @@ function merged(blocks: Attribution[], rows: (a: Attribution) => Array<{ key: st
 
 const busyMs = (a: Attribution) => a.totalMs - (a.selfByModule.find((m) => m.module === "(idle)")?.ms ?? 0);
 const moduleRows = (a: Attribution) => a.selfByModule.filter((m) => m.module !== "(idle)").map((m) => ({ key: m.module, ms: m.ms }));
-const functionRows = (a: Attribution) => a.selfByFunction.map((f) => ({ key: functionKey(f.frame), ms: f.ms }));
+const functionRows = (a: Attribution) => a.selfByFunction.filter((f) => !f.frame.startsWith("(idle)")).map((f) => ({ key: functionKey(f.frame), ms: f.ms }));
 const inclusiveRows = (a: Attribution) => a.inclusive.map((f) => ({ key: functionKey(f.frame), ms: f.ms }));
 
 /** Product − D per key, largest excess first, with both sides. */
@@ -104,6 +121,11 @@ function excess(product: Map<string, number>, d: Map<string, number>): Array<{ k
   return [...keys]
     .map((key) => ({ key, product: product.get(key) ?? 0, d: d.get(key) ?? 0, diff: (product.get(key) ?? 0) - (d.get(key) ?? 0) }))
     .sort((a, b) => b.diff - a.diff);
+}
+
+function scale(a: Attribution, factor: number): Attribution {
+  const times = <T extends { ms: number }>(rows: T[]) => rows.map((row) => ({ ...row, ms: row.ms * factor }));
+  return { totalMs: a.totalMs * factor, selfByModule: times(a.selfByModule), selfByFunction: times(a.selfByFunction), inclusive: times(a.inclusive) };
 }
 
 const ms = (x: number) => round(x, 3).toFixed(3).padStart(7);
@@ -145,19 +167,22 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     const productBlocks: Attribution[] = [];
     const dBlocks: Attribution[] = [];
     const kernel = { product: 0, d: 0 };
+    const sampler = { productTime: 0, productSamples: 0, dTime: 0, dSamples: 0 };
     const paths: string[] = [];
     for (let block = 0; block < blocks; block++) {
       const p = await productProfiler.block(ctx.dev.pgid, perBlock, () => callExpert(product, expert, query));
       const l = await dProfiler.block(floor.pgid, perBlock, () => callExpert(d, expert, query));
-      productBlocks.push(p.attribution);
-      dBlocks.push(l.attribution);
+      productBlocks.push(p.scaled);
+      dBlocks.push(l.scaled);
       kernel.product += p.kernelMs;
       kernel.d += l.kernelMs;
+      sampler.productTime += p.busyByTimeMs;
+      sampler.productSamples += p.busyBySamplesMs;
+      sampler.dTime += l.busyByTimeMs;
+      sampler.dSamples += l.busyBySamplesMs;
       if (block === 0) paths.push(p.path, l.path);
     }
     const n = perBlock * blocks;
-    const sum = (list: Attribution[], f: (a: Attribution) => number) => list.reduce((total, a) => total + f(a), 0);
-    const [pBusy, dBusy] = [sum(productBlocks, busyMs) / n, sum(dBlocks, busyMs) / n];
     const [pKernel, dKernel] = [kernel.product / n, kernel.d / n];
     const modules = excess(merged(productBlocks, moduleRows, n), merged(dBlocks, moduleRows, n));
     const functions = excess(merged(productBlocks, functionRows, n), merged(dBlocks, functionRows, n));
@@ -165,9 +190,11 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     const loadEnd = loadNow();
     console.error(`[bench] PD: ${n} ${expert}("${query}") calls each, ${blocks} alternating blocks; 1-min load ${loadStart} → ${loadEnd}`);
     console.error(
-      `[bench] PD per call: product isolate busy ${round(pBusy, 3)} ms (kernel CPU of its workerd ${round(pKernel, 2)} ms), ` +
-        `floor D busy ${round(dBusy, 3)} ms (kernel ${round(dKernel, 2)} ms); first blocks' profiles ${paths.join(", ")}`,
+      `[bench] PD per call: kernel CPU of the workerd: product ${round(pKernel, 2)} ms, floor D ${round(dKernel, 2)} ms; ` +
+        `sampler busy by time deltas ${round(sampler.productTime / n, 2)} / ${round(sampler.dTime / n, 2)} ms, ` +
+        `by sample count ${round(sampler.productSamples / n, 2)} / ${round(sampler.dSamples / n, 2)} ms; first blocks' profiles ${paths.join(", ")}`,
     );
+    console.error("[bench] PD figures below: each block's sample shares scaled to its kernel CPU, ms per call.");
     console.error("[bench] PD self time by module, ms per call (product, D, product − D), largest excess first:");
     for (const m of modules.slice(0, 45)) console.error(`  ${ms(m.product)} ${ms(m.d)} ${ms(m.diff)}  ${m.key}`);
     console.error("[bench] PD ... and the modules where D spends more than the product:");
@@ -181,15 +208,19 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
       {
         id: "PD cpu",
         title: `CPU of the product's isolate ÷ library floor D's per ${expert} call (sampling profiles, ${n} calls each in alternating blocks)`,
-        value: `${round(pBusy / dBusy, 2)}x (${round(pBusy, 2)} vs ${round(dBusy, 2)} ms busy per call; kernel CPU ${round(pKernel, 2)} vs ${round(dKernel, 2)} ms)`,
+        value: `${round(pKernel / dKernel, 2)}x (${round(pKernel, 2)} vs ${round(dKernel, 2)} ms kernel CPU per call, profiled)`,
         target: "(breakdown)",
         pass: null,
-        note: `The product's excess over D by module, ms per call: ${top.map((m) => `${m.key} +${round(m.diff, 2)} (${round(m.product, 2)} vs ${round(m.d, 2)})`).join("; ")}`,
+        note: `The product's excess over D by module, ms of CPU per call (sample shares scaled to the kernel's CPU): ${top.map((m) => `${m.key} +${round(m.diff, 2)} (${round(m.product, 2)} vs ${round(m.d, 2)})`).join("; ")}`,
         details: {
           calls: n,
           expert,
-          productBusyMs: pBusy,
-          dBusyMs: dBusy,
+          sampler: {
+            productBusyByTimeMs: sampler.productTime / n,
+            productBusyBySamplesMs: sampler.productSamples / n,
+            dBusyByTimeMs: sampler.dTime / n,
+            dBusyBySamplesMs: sampler.dSamples / n,
+          },
           productKernelMs: pKernel,
           dKernelMs: dKernel,
           load: `${loadStart} → ${loadEnd}`,
