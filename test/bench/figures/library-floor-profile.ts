@@ -128,6 +128,38 @@ function scale(a: Attribution, factor: number): Attribution {
   return { totalMs: a.totalMs * factor, selfByModule: times(a.selfByModule), selfByFunction: times(a.selfByFunction), inclusive: times(a.inclusive) };
 }
 
+/**
+ * Coarse groups of the module labels, for the summary line: our code, the libraries (npm
+ * packages, hono included), the session's SQLite and alarm, Web streams, and the engine's own.
+ */
+const LIBRARIES = /^(@[\w.-]+\/[\w.-]+|agents|zod|ai|hono|wrangler|eventsource-parser|json-schema|partyserver)(\/|$)/;
+const GROUPS: Array<{ group: string; test: (key: string) => boolean }> = [
+  { group: "our modules (src/)", test: (key) => key.startsWith("src/") },
+  { group: "floor D's own glue (floor-worker.ts)", test: (key) => key === "floor-worker.ts" },
+  { group: "npm libraries (hono and wrangler's middleware included)", test: (key) => LIBRARIES.test(key) || key.startsWith(".wrangler/") },
+  {
+    group: "SQLite storage and alarms",
+    test: (key) => /^(exec|sync|getAlarm|setAlarm|set scheduledTime|\(other script\) cloudflare-internal:d1-api)$/.test(key),
+  },
+  {
+    group: "Web streams",
+    test: (key) => /^(TransformStream|pipeThrough|pipeTo|ReadableStream|WritableStream|enqueue|read|getReader|TextDecoderStream|releaseLock)$/.test(key),
+  },
+  { group: "engine ((program), (native), GC)", test: (key) => /^\((program|native|garbage collector|bundle prelude)\)$/.test(key) },
+];
+
+function grouped(rows: Array<{ key: string; product: number; d: number }>): Array<{ key: string; product: number; d: number; diff: number }> {
+  const sums = new Map<string, { product: number; d: number }>();
+  for (const row of rows) {
+    const group = GROUPS.find((g) => g.test(row.key))?.group ?? "other (Web APIs, wrangler's entry, timers)";
+    const sum = sums.get(group) ?? { product: 0, d: 0 };
+    sum.product += row.product;
+    sum.d += row.d;
+    sums.set(group, sum);
+  }
+  return [...sums.entries()].map(([key, sum]) => ({ key, ...sum, diff: sum.product - sum.d })).sort((a, b) => b.diff - a.diff);
+}
+
 const ms = (x: number) => round(x, 3).toFixed(3).padStart(7);
 
 /**
@@ -195,6 +227,8 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
         `by sample count ${round(sampler.productSamples / n, 2)} / ${round(sampler.dSamples / n, 2)} ms; first blocks' profiles ${paths.join(", ")}`,
     );
     console.error("[bench] PD figures below: each block's sample shares scaled to its kernel CPU, ms per call.");
+    console.error("[bench] PD self time by group, ms per call (product, D, product − D):");
+    for (const g of grouped(modules)) console.error(`  ${ms(g.product)} ${ms(g.d)} ${ms(g.diff)}  ${g.key}`);
     console.error("[bench] PD self time by module, ms per call (product, D, product − D), largest excess first:");
     for (const m of modules.slice(0, 45)) console.error(`  ${ms(m.product)} ${ms(m.d)} ${ms(m.diff)}  ${m.key}`);
     console.error("[bench] PD ... and the modules where D spends more than the product:");
@@ -224,6 +258,7 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
           productKernelMs: pKernel,
           dKernelMs: dKernel,
           load: `${loadStart} → ${loadEnd}`,
+          groups: grouped(modules),
           modules: modules.slice(0, 60),
           functions: functions.slice(0, 80),
           inclusive: inclusive.slice(0, 40),
