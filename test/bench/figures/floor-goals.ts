@@ -54,7 +54,7 @@ export async function startFloor(ctx: BenchContext, echoBase: string): Promise<W
 
 /**
  * The fake model answers by model id (and the query's `steps=N`), so D is only the product's
- * twin if each D expert has the catalog expert's model id, whitelist and budget: checked here
+ * twin if each D expert has the catalog expert's model id, whitelist, budget, prompt and mode: checked here
  * rather than trusted.
  */
 function assertLibraryFloorMatchesCatalog(ctx: BenchContext): void {
@@ -67,7 +67,10 @@ function assertLibraryFloorMatchesCatalog(ctx: BenchContext): void {
       product.model === d.model &&
       JSON.stringify(product.internal_tools) === JSON.stringify(d.tools) &&
       product.budget?.max_steps === LIBRARY_FLOOR_BUDGET.maxSteps &&
-      product.budget?.max_output_tokens === LIBRARY_FLOOR_BUDGET.maxOutputTokens;
+      product.budget?.max_output_tokens === LIBRARY_FLOOR_BUDGET.maxOutputTokens &&
+      // D sends the default system prompt and runs the synthesize loop.
+      product.system_prompt === undefined &&
+      (product.mode ?? "synthesize") === "synthesize";
     if (!same) throw new Error(`floor D's ${name} differs from the bench catalog's (test/bench/floor/library-floor-experts.ts vs bench-catalog.ts)`);
   }
 }
