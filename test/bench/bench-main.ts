@@ -15,6 +15,7 @@ import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
 import { measureConnections } from "./figures/c1-connections";
 import { measureFloorGoals } from "./figures/floor-goals";
+import { measureLibraryFloorProfile } from "./figures/library-floor-profile";
 import { measureDownstreamOverhead } from "./figures/m1-downstream-overhead";
 import { measureFixedCost } from "./figures/m2-fixed-cost";
 import { measureToolLists } from "./figures/m3-tool-lists";
@@ -114,6 +115,8 @@ export async function runBenchmark(args: string[]): Promise<void> {
     await step("Prefix", () => measurePrefixShare(ctx));
     // Not part of a default run: `--only=P` profiles the isolate during a loop of expert calls.
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
+    // `--only=PD`: the product's and library floor D's isolates profiled at once, their difference by module and function.
+    if (only?.includes("PD")) await step("PD", () => measureLibraryFloorProfile(ctx));
     // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
     const abRevs = args
       .find((arg) => arg.startsWith("--ab="))

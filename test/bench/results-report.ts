@@ -48,7 +48,9 @@ export function renderMarkdown(run: BenchRun): string {
           "## Goals (issue 21): ratios to the floor, measured in this run",
           "",
           "The floor is the bench's bare Worker (test/bench/floor/, its own `wrangler dev` beside the product's): A `createMcpHandler` with an " +
-            "echo tool, B plus a Durable Object hop, C plus N fetches from the object to the fake model. Samples interleaved pair by pair; " +
+            "echo tool, B plus a Durable Object hop, C plus N fetches from the object to the fake model; D, the library floor, the same expert " +
+            "call made in the object with only the required libraries (generateText, the MCP SDK Client), splits each expert row's gap into " +
+            "D ÷ C (the libraries') and product ÷ D (ours). Samples interleaved pair by pair (three arms: every order in turn); " +
             "absolute figures beside each ratio. Only the ratios are comparable between runs and machines.",
           "",
           "| goal | measured | target | result |",

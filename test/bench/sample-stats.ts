@@ -55,6 +55,34 @@ export async function interleavedPairs(
   return result;
 }
 
+/** Every order of `n` arms (n! of them), so that cycling through them puts each arm before each other equally often. */
+function orders(n: number): number[][] {
+  if (n <= 1) return [[0]];
+  return orders(n - 1).flatMap((order) => Array.from({ length: n }, (_, at) => [...order.slice(0, at), n - 1, ...order.slice(at)]));
+}
+
+/**
+ * interleavedPairs for more than two arms: one sample of every arm per round, the rounds cycling
+ * through every order of the arms so that each arm precedes each other as often as it follows
+ * it, and a shared machine's drift hits all alike. Returns the samples of each arm, in `arms`' order.
+ */
+export async function interleavedArms(
+  arms: ReadonlyArray<() => Promise<unknown>>,
+  { samples, warmup, maxMs }: { samples: number; warmup: number; maxMs: number },
+): Promise<number[][]> {
+  for (let i = 0; i < warmup; i++) for (const arm of arms) await arm();
+  const result = arms.map(() => [] as number[]);
+  const cycle = orders(arms.length);
+  const deadline = performance.now() + maxMs;
+  for (let i = 0; i < samples && performance.now() < deadline; i++) {
+    for (const at of cycle[i % cycle.length] ?? []) {
+      const arm = arms[at];
+      if (arm) result[at]?.push(await timed(arm));
+    }
+  }
+  return result;
+}
+
 /** Times `run` `samples` times after `warmup` unrecorded runs, bounded in time. */
 export async function sampleTimes(
   run: () => Promise<unknown>,

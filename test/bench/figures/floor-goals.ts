@@ -2,9 +2,11 @@ import { join } from "node:path";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { repoRoot } from "../../e2e/harness/wrangler-command";
 import { startWranglerDev, type WranglerDev } from "../../e2e/harness/wrangler-dev";
+import { readFixtureStats, resetFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { callDirect, callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
-import { interleavedPairs, round, summarize, type Summary } from "../sample-stats";
+import { interleavedArms, interleavedPairs, round, summarize, type Summary } from "../sample-stats";
 import { workerdCpuMs } from "./cpu-per-call";
 
 /**
@@ -12,6 +14,10 @@ import { workerdCpuMs } from "./cpu-per-call";
  * bare Worker (test/bench/floor/) under its own `wrangler dev` beside the product's, samples
  * interleaved pair by pair so a shared machine's drift hits both alike. Absolute figures are
  * given beside every ratio; only the ratios are comparable between machines and runs.
+ *
+ * Beside each expert goal row, the library floor D (the same expert call made with only the
+ * libraries the product must use: generateText, the MCP SDK Client, createMcpHandler), measured
+ * in the same interleaving, splits the gap: D ÷ C is the libraries' part, product ÷ D ours.
  */
 export const GOALS = {
   toolsListRatio: 1.05,
@@ -32,13 +38,71 @@ function floorEcho(client: McpTestClient, fetches: number): Promise<unknown> {
   return callDirect(client, "echo", { text: "ping", fetches });
 }
 
-async function startFloor(ctx: BenchContext): Promise<WranglerDev> {
+/** The echo server under a stats tag of floor D's own, so its tool calls can be counted apart from the product's. */
+export function floorEchoBase(ctx: BenchContext): string {
+  return taggedBase(new URL(ctx.echoBase).origin, "floor-d");
+}
+
+export async function startFloor(ctx: BenchContext, echoBase: string): Promise<WranglerDev> {
   return startWranglerDev({
     readyTimeoutMs: 60_000,
     projectDir: join(repoRoot, "test/bench/floor"),
     migrations: false,
-    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL },
+    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL, FLOOR_MCP_URL: `${echoBase}/mcp` },
   });
+}
+
+/**
+ * The fake model answers by model id (and the query's `steps=N`), so D is only the product's
+ * twin if each D expert has the catalog expert's model id, whitelist, budget, prompt and mode: checked here
+ * rather than trusted.
+ */
+function assertLibraryFloorMatchesCatalog(ctx: BenchContext): void {
+  const experts = ctx.catalog.skills.default?.experts ?? [];
+  for (const name of LIBRARY_FLOOR_EXPERT_NAMES) {
+    const d = LIBRARY_FLOOR_EXPERTS[name];
+    const product = experts.find((e) => e.name === name);
+    const same =
+      product !== undefined &&
+      product.model === d.model &&
+      JSON.stringify(product.internal_tools) === JSON.stringify(d.tools) &&
+      product.budget?.max_steps === LIBRARY_FLOOR_BUDGET.maxSteps &&
+      product.budget?.max_output_tokens === LIBRARY_FLOOR_BUDGET.maxOutputTokens &&
+      // D sends the default system prompt and runs the synthesize loop.
+      product.system_prompt === undefined &&
+      (product.mode ?? "synthesize") === "synthesize";
+    if (!same) throw new Error(`floor D's ${name} differs from the bench catalog's (test/bench/floor/library-floor-experts.ts vs bench-catalog.ts)`);
+  }
+}
+
+/** Proves D runs the loop the product runs: the fake model's answer, and one echo call per tool step at the echo server. */
+async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<void> {
+  for (const scenario of CPU_SCENARIOS) {
+    await resetFixtureStats(echoBase);
+    const result = await callExpert(d, scenario.expert, scenario.query);
+    const text = result.content.map((part) => part.text ?? "").join("");
+    const calls = Object.values((await readFixtureStats(echoBase)).calls).reduce((sum, n) => sum + n, 0);
+    if (text !== "done" || calls !== scenario.toolSteps)
+      throw new Error(
+        `floor D ${scenario.expert}("${scenario.query}") answered "${text.slice(0, 200)}" after ${calls} tool calls, not "done" after ${scenario.toolSteps}`,
+      );
+  }
+}
+
+const signed = (ms: number) => `${ms < 0 ? "" : "+"}${round(ms)}`;
+
+/** Floor D beside an expert goal: product ÷ D (ours) and D ÷ C (the libraries'), from the same interleaved samples. */
+function libraryFloorFigure(id: string, title: string, product: Summary, d: Summary, c: Summary, floorName: string): Figure {
+  return {
+    id,
+    title,
+    value:
+      `product ÷ D ${round(product.p50 / d.p50, 3)}x p50 (${signed(product.p50 - d.p50)} ms: ours); ` +
+      `D ÷ ${floorName} ${round(d.p50 / c.p50, 3)}x (${signed(d.p50 - c.p50)} ms: the libraries'); D ${round(d.p50)} ms p50, p99 ${round(d.p99)} ms`,
+    target: "(split of the gap)",
+    pass: null,
+    details: { product, d, c },
+  };
 }
 
 function latencyFigure(id: string, title: string, product: Summary, floor: Summary, floorName: string): Figure {
@@ -56,7 +120,9 @@ function latencyFigure(id: string, title: string, product: Summary, floor: Summa
 /** `--only=Goals`, and part of every full run: the goals table of issue 21. */
 export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   const loadStart = loadNow();
-  const floor = await startFloor(ctx);
+  assertLibraryFloorMatchesCatalog(ctx);
+  const echoBase = floorEchoBase(ctx);
+  const floor = await startFloor(ctx, echoBase);
   const connectFloor = createConnector(floor.baseUrl, ctx.kind);
   const clients: McpTestClient[] = [];
   const open = async (connect: Promise<McpTestClient>) => {
@@ -66,7 +132,13 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   };
   try {
     const product = await open(ctx.connect("/mcp"));
-    const [a, b, c] = [await open(connectFloor("/a/mcp")), await open(connectFloor("/b/mcp")), await open(connectFloor("/c/mcp"))];
+    const [a, b, c, d] = [
+      await open(connectFloor("/a/mcp")),
+      await open(connectFloor("/b/mcp")),
+      await open(connectFloor("/c/mcp")),
+      await open(connectFloor("/d/mcp")),
+    ];
+    await checkLibraryFloor(d, echoBase);
     const sizes = { samples: ctx.sizes.samples, warmup: ctx.sizes.warmup, maxMs: ctx.sizes.maxMs };
     const figures: Figure[] = [];
 
@@ -101,36 +173,51 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       details: { b: hb, a: ha },
     });
 
-    const none = await interleavedPairs(
-      () => callExpert(product, "no_tools", "hi"),
-      () => floorEcho(c, 1),
+    // Three arms, every order in turn: the goal rows read product and C as before, D splits the gap.
+    const [noneProduct = [], noneC = [], noneD = []] = await interleavedArms(
+      [() => callExpert(product, "no_tools", "hi"), () => floorEcho(c, 1), () => callExpert(d, "no_tools", "hi")],
       sizes,
     );
     figures.push(
       latencyFigure(
         "Goal call, no tool step",
         "expert call without a tool step (no_tools) above floor C with one fetch (DO hop + one model fetch)",
-        summarize(none.a),
-        summarize(none.b),
+        summarize(noneProduct),
+        summarize(noneC),
         "floor C(1)",
       ),
+      libraryFloorFigure(
+        "Floor D, no tool step",
+        "no_tools split by library floor D(0) (DO hop + generateText + MCP Client, one model call)",
+        summarize(noneProduct),
+        summarize(noneD),
+        summarize(noneC),
+        "C(1)",
+      ),
     );
-    const one = await interleavedPairs(
-      () => callExpert(product, "one_call", "go"),
-      () => floorEcho(c, 3),
+    const [oneProduct = [], oneC = [], oneD = []] = await interleavedArms(
+      [() => callExpert(product, "one_call", "go"), () => floorEcho(c, 3), () => callExpert(d, "one_call", "go")],
       sizes,
     );
     figures.push(
       latencyFigure(
         "Goal call, one tool step",
         "expert call with one tool step (one_call) above floor C with three fetches (DO hop + model, tool, model)",
-        summarize(one.a),
-        summarize(one.b),
+        summarize(oneProduct),
+        summarize(oneC),
         "floor C(3)",
+      ),
+      libraryFloorFigure(
+        "Floor D, one tool step",
+        "one_call split by library floor D(1) (generateText, one MCP Client tools/call, two model calls)",
+        summarize(oneProduct),
+        summarize(oneD),
+        summarize(oneC),
+        "C(3)",
       ),
     );
 
-    figures.push(...(await cpuFigures(ctx, floor, product, c)));
+    figures.push(...(await cpuFigures(ctx, floor, product, c, d)));
     figures.push(await throughputFigure(ctx, floor));
     const load = `1-min load ${loadStart} → ${loadNow()}`;
     for (const figure of figures) figure.details = { ...figure.details, load };
@@ -141,37 +228,51 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   }
 }
 
+/** CPU (ms) of one block of `calls` calls in the workerd of `pgid`, and its wall time. */
+async function cpuBlock(pgid: number, calls: number, call: () => Promise<unknown>): Promise<{ cpu: number; wall: number }> {
+  const before = await workerdCpuMs(pgid);
+  const t = performance.now();
+  for (let i = 0; i < calls; i++) await call();
+  const wall = performance.now() - t;
+  const after = await workerdCpuMs(pgid);
+  return { cpu: after.worker - before.worker, wall };
+}
+
 /**
  * CPU per call from the kernel's accounting of each `wrangler dev`'s Worker workerd (the one
- * started with the inspector), in alternating blocks of calls so both see the same machine.
+ * started with the inspector), in alternating blocks of calls so all arms see the same machine.
+ * C and D run in the floor's one workerd, one block after the other, so each block's CPU is its own.
  */
-async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTestClient, c: McpTestClient): Promise<Figure[]> {
+async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTestClient, c: McpTestClient, d: McpTestClient): Promise<Figure[]> {
   const perBlock = Math.max(20, Math.round(ctx.sizes.samples / 8));
   const blocks = 4;
   const figures: Figure[] = [];
   for (const scenario of CPU_SCENARIOS) {
     const fetches = 2 * scenario.toolSteps + 1;
-    const totals = { product: 0, floor: 0, productWall: 0, floorWall: 0 };
+    const totals = { product: 0, floor: 0, d: 0, productWall: 0, floorWall: 0, dWall: 0 };
+    const arms = {
+      product: () => callExpert(product, scenario.expert, scenario.query),
+      floor: () => floorEcho(c, fetches),
+      d: () => callExpert(d, scenario.expert, scenario.query),
+    };
     for (let i = 0; i < ctx.sizes.warmup; i++) {
-      await callExpert(product, scenario.expert, scenario.query);
-      await floorEcho(c, fetches);
+      await arms.product();
+      await arms.floor();
+      await arms.d();
     }
     for (let block = 0; block < blocks; block++) {
-      const p0 = await workerdCpuMs(ctx.dev.pgid);
-      let t = performance.now();
-      for (let i = 0; i < perBlock; i++) await callExpert(product, scenario.expert, scenario.query);
-      totals.productWall += performance.now() - t;
-      const p1 = await workerdCpuMs(ctx.dev.pgid);
-      const f0 = await workerdCpuMs(floor.pgid);
-      t = performance.now();
-      for (let i = 0; i < perBlock; i++) await floorEcho(c, fetches);
-      totals.floorWall += performance.now() - t;
-      const f1 = await workerdCpuMs(floor.pgid);
-      totals.product += p1.worker - p0.worker;
-      totals.floor += f1.worker - f0.worker;
+      const p = await cpuBlock(ctx.dev.pgid, perBlock, arms.product);
+      const f = await cpuBlock(floor.pgid, perBlock, arms.floor);
+      const l = await cpuBlock(floor.pgid, perBlock, arms.d);
+      totals.product += p.cpu;
+      totals.productWall += p.wall;
+      totals.floor += f.cpu;
+      totals.floorWall += f.wall;
+      totals.d += l.cpu;
+      totals.dWall += l.wall;
     }
     const calls = perBlock * blocks;
-    const [pc, fc] = [totals.product / calls, totals.floor / calls];
+    const [pc, fc, dc] = [totals.product / calls, totals.floor / calls, totals.d / calls];
     figures.push({
       id: `Goal CPU ${scenario.toolSteps} tool steps`,
       title: `CPU per expert call with ${scenario.toolSteps} tool step${scenario.toolSteps === 1 ? "" : "s"} (${scenario.expert}) ÷ floor C with ${fetches} fetch${fetches === 1 ? "" : "es"}`,
@@ -183,6 +284,16 @@ async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTes
           ? "The floor's workerd used no measurable CPU (10 ms ticks): too few calls for a ratio."
           : "User + system CPU of the workerd that runs each Worker (and its Durable Objects), from /proc, 10 ms ticks, in alternating blocks.",
       details: { productMs: pc, floorMs: fc, calls },
+    });
+    figures.push({
+      id: `Floor D CPU ${scenario.toolSteps} tool steps`,
+      title: `CPU per ${scenario.expert} call split by library floor D(${scenario.toolSteps}) (same blocks)`,
+      value:
+        `product ÷ D ${round(pc / dc, 2)}x (${round(pc, 2)} vs ${round(dc, 2)} ms: ${signed(pc - dc)} ms ours); ` +
+        `D ÷ C(${fetches}) ${round(dc / fc, 2)}x (${round(dc, 2)} vs ${round(fc, 2)} ms: ${signed(dc - fc)} ms the libraries'); D wall ${round(totals.dWall / calls, 1)} ms`,
+      target: "(split of the gap)",
+      pass: null,
+      details: { productMs: pc, dMs: dc, floorMs: fc, calls },
     });
   }
   return figures;
