@@ -22,6 +22,28 @@ const NEEDS_FRESH_STORAGE = [
   "test/experts/session/retention-sweep.test.ts",
 ];
 
+/**
+ * e2e files that time what they test (a cancel reaching the run within a second, a slow
+ * downstream cut at its timeout, 100 concurrent calls within a bound, a dropped stream resumed
+ * within its grace): they run last, one at a time, alone on the cores. The other e2e files run
+ * two at a time: most of their time is waiting on wrangler dev, Chromium and loopback servers.
+ */
+const E2E_TIMED = [
+  "test/e2e/faults/progress-and-cancellation.e2e.test.ts",
+  "test/e2e/faults/downstream-faults.e2e.test.ts",
+  "test/e2e/faults/model-faults.e2e.test.ts",
+  "test/e2e/load/concurrent-users.e2e.test.ts",
+  "test/e2e/resumable-stream.e2e.test.ts",
+];
+
+const e2eTest = {
+  environment: "node" as const,
+  // One shared wrangler dev (and one OAuth team server) for the files that need no configuration of their own.
+  globalSetup: ["./test/e2e/harness/e2e-global-setup.ts"],
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+};
+
 const workerdTest = {
   setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
   globalSetup: ["./test/fixtures/workers-global-setup.ts"],
@@ -49,8 +71,8 @@ export default defineConfig(async () => {
   return {
     test: {
       // Two at once for the workerd and unit files (most of a file's time is workerd's start, not
-      // CPU: 9.3 → 7.0 min for them on 2 cores); e2e runs after them, one file at a time, so its
-      // wrangler dev processes never share the cores with other tests.
+      // CPU: 9.3 → 7.0 min for them on 2 cores); e2e runs after them, its wrangler dev processes
+      // never sharing the cores with workerd tests, and the timed e2e files last, one at a time.
       maxWorkers: 2,
       projects: [
         {
@@ -79,17 +101,10 @@ export default defineConfig(async () => {
           },
         },
         {
-          test: {
-            name: "e2e",
-            sequence: { groupOrder: 1 },
-            include: ["test/e2e/**/*.e2e.test.ts"],
-            environment: "node",
-            // One shared wrangler dev for the files that need no configuration of their own.
-            globalSetup: ["./test/e2e/harness/e2e-global-setup.ts"],
-            testTimeout: 120_000,
-            hookTimeout: 120_000,
-            fileParallelism: false,
-          },
+          test: { name: "e2e", sequence: { groupOrder: 1 }, include: ["test/e2e/**/*.e2e.test.ts"], exclude: E2E_TIMED, ...e2eTest },
+        },
+        {
+          test: { name: "e2e-timed", sequence: { groupOrder: 2 }, include: E2E_TIMED, fileParallelism: false, ...e2eTest },
         },
       ],
     },

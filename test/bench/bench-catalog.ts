@@ -40,6 +40,11 @@ export function benchCatalog(echoMcpUrl: string, wide: ManyToolsServer[], modelB
           },
         ],
       },
+      // tools/list like for like with floor A's one tool (the goal row): one expert, nothing else.
+      single: {
+        servers: { echo: { url: echoMcpUrl, transport: "streamable-http" } },
+        experts: [expert("no_tools", "no-tools", { echo: ["echo"] }, modelBaseUrl, "Answers without any downstream call.")],
+      },
       // The cost of limits on a call (AB `limited`): per-user and skill-wide counters, never reached.
       limited: {
         limits: {
