@@ -428,9 +428,14 @@ export class ExpertSession extends DurableObject<Env> {
    * After a run ends its index row waits for the flush; the alarm its start armed (`inFlightAlarm`)
    * is not needed any more and gives way to what is due (the flush, other runs, tasks, retention).
    * No extra storage op: the alarm is read from memory and set at most once, as the flush needs.
+   * Every job brings the alarm forward to its own due time when it is queued (alarmNoLaterThan),
+   * so an alarm due no later than this run's index row, and not the one this run's start set,
+   * already covers what is due: then nothing is read (while calls keep coming, the usual case:
+   * the flush a second after the last run is always pending).
    */
   private async armAfterRun(inFlightAlarm: number, now: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
+    if (current !== null && current !== inFlightAlarm && current <= now + runIndexFlushDelay(this.env)) return;
     const next = this.nextAlarm(this.retentionDueAt ?? now + DAY_MS, now);
     if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.ctx.storage.setAlarm(next);
   }

@@ -12,6 +12,8 @@ export interface HistoryBounds {
 }
 export const DEFAULT_HISTORY_BOUNDS: HistoryBounds = { maxTokens: 30_000, maxMessages: 50 };
 const CHARS_PER_TOKEN = 4;
+/** Turns per INSERT: five bound parameters each, within a Durable Object SQL statement's 100. */
+const TURNS_PER_INSERT = 20;
 
 export class ThreadStore {
   /**
@@ -54,19 +56,21 @@ export class ThreadStore {
     const fresh = this.fresh.delete(threadId);
     const last = fresh ? -1 : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
     let tokens = 0;
-    messages.forEach((message, i) => {
+    const rows = messages.map((message, i) => {
       const json = JSON.stringify(message);
       const approx = Math.ceil(json.length / CHARS_PER_TOKEN);
       tokens += approx;
-      this.sql.exec(
-        `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
-        threadId,
-        last + 1 + i,
-        message.role,
-        json,
-        approx,
-      );
+      return [threadId, last + 1 + i, message.role, json, approx];
     });
+    // One statement for a run's turns (each statement is a call into SQLite on the run's path),
+    // in chunks within the 100 bound parameters a Durable Object's SQL takes.
+    for (let start = 0; start < rows.length; start += TURNS_PER_INSERT) {
+      const chunk = rows.slice(start, start + TURNS_PER_INSERT);
+      this.sql.exec(
+        `INSERT INTO thread_turns (thread_id, seq, role, message, approx_tokens) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?)").join(", ")}`,
+        ...chunk.flat(),
+      );
+    }
     const total = this.sql
       .exec<{ approx_tokens: number }>(
         `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,

@@ -194,4 +194,23 @@ describe("thread store", () => {
   it("refuses a handle it never minted", async () => {
     await expect(withStore("unknown", (store) => store.history("th_forged", "expert"))).rejects.toThrow(UnknownThreadError);
   });
+
+  it("stores a run's turns in one statement, and a run of 45 turns in chunks within the bound parameters a statement takes", async () => {
+    await withStore("one-insert", (store, sql) => {
+      const id = store.create("docs", 1);
+      sql.log.length = 0;
+      store.append(id, turn(0), 2);
+      expect(sql.log.filter((query) => query.startsWith("INSERT INTO thread_turns"))).toHaveLength(1);
+      const long: ModelMessage[] = [
+        { role: "user", content: "go" },
+        ...Array.from({ length: 44 }, (_, i): ModelMessage => ({ role: "assistant", content: `step ${i}` })),
+      ];
+      sql.log.length = 0;
+      store.append(id, long, 3, { maxMessages: 1_000, maxTokens: 1_000_000 });
+      expect(sql.log.filter((query) => query.startsWith("INSERT INTO thread_turns"))).toHaveLength(3);
+      const history = store.history(id, "docs");
+      expect(history).toHaveLength(4 + 45);
+      expect(history.at(-1)).toEqual({ role: "assistant", content: "step 43" });
+    });
+  });
 });
