@@ -172,13 +172,16 @@ async function runOne(env: Env, stub: ReturnType<typeof sessionStub>, target: Ev
     evaluation,
   });
   const latencyMs = Date.now() - started;
-  const [run, steps] = await Promise.all([stub.run(runId), stub.steps(runId)]);
-  const usage = run?.usage ?? answer.usage;
+  // A recorded run hands back its steps with the answer; one refused before it started (an
+  // unknown expert) has none, and no record.
+  const steps = answer.recordedSteps ?? [];
+  const recorded = answer.recordedSteps !== undefined;
+  const usage = answer.usage;
   const costUsd = modelCost(target.config.pricing, choice.provider, choice.model, usage.inputTokens, usage.outputTokens);
   const { verdicts, judgeCostUsd } = await judgeRubrics(env, target, evalCase, answer.outcome, answer.text);
   const failures = checkEvalAssertions(
     {
-      outcome: run?.outcome ?? answer.outcome,
+      outcome: answer.outcome,
       text: answer.text,
       ...(answer.structured ? { structured: answer.structured } : {}),
       steps,
@@ -189,7 +192,6 @@ async function runOne(env: Env, stub: ReturnType<typeof sessionStub>, target: Ev
     },
     evalCase.assert,
   );
-  const recorded = run !== null;
   return {
     eval: evalCase.name,
     runId: recorded ? runId : null,

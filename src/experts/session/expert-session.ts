@@ -286,6 +286,7 @@ export class ExpertSession extends DurableObject<Env> {
       ...thread,
       ...(question ? { question } : {}),
       ...(connect ? { connect } : {}),
+      ...(request.evaluation ? { recordedSteps: stored.steps } : {}),
       usage: result.usage,
       traceId: trace.traceId,
     };
