@@ -3,8 +3,7 @@ import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTasksV2, requestMeta } from "../support/tasks-extension-client";
 import { waitFor } from "../support/wait-for";
-import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
-import { textReply, toolCallsReply, toolResultMessages } from "./harness/fake-openai-server";
+import { type EchoExpertStack, echoTaskExpert, holdModelAnswer, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { bearer, signInAs, type OAuthSession } from "./harness/oauth-sign-in";
 import { projectWithSecrets, type ProjectWithSecrets } from "./oauth/project-with-secrets";
 
@@ -30,15 +29,7 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension through wrangl
       wrangler: { projectDir: project.dir, vars: { ENVIRONMENT: "local", AUTH: "oauth", IDP: "dev", DEV_USER: "alice", DEV_USERS: "alice,bob" } },
       adminHeaders: bearer({ accessToken: project.adminToken }),
       skill: { tool_policy: { requires_approval: ["fx__echo"] } },
-      experts: (model) => [
-        fakeModelExpert(model, {
-          name: "echo_expert",
-          description: "Echoes the query through the fixture server.",
-          internal_tools: { fx: ["echo"] },
-          budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-          task: "optional",
-        }),
-      ],
+      experts: (model) => [echoTaskExpert(model)],
     });
     [alice, bob] = await Promise.all([signInAs(stack.dev.baseUrl, "alice"), signInAs(stack.dev.baseUrl, "bob")]);
   }, 120_000);
@@ -50,15 +41,7 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension through wrangl
 
   /** The model asks for one echo (which waits for approval), then answers once the test releases it. */
   function holdAnswer(): void {
-    let open = () => {};
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    release = open;
-    stack.fake.reset(async (request) => {
-      const results = toolResultMessages(request);
-      if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: "task-token" } });
-      await opened;
-      return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
-    });
+    release = holdModelAnswer(stack.fake, "task-token");
   }
 
   const connect = (session: OAuthSession, onInputRequest?: WithTasksOptions["onInputRequest"]) =>

@@ -5,8 +5,7 @@ import { createTaskSessionFromClient, type TaskEnabledSession } from "@modelcont
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait-for";
-import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
-import { textReply, toolCallsReply, toolResultMessages } from "./harness/fake-openai-server";
+import { type EchoExpertStack, echoTaskExpert, holdModelAnswer, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
 
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -25,15 +24,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
     stack = await startEchoExpertStack({
       tag: "expert-tasks",
       onServer: { dev: sharedWranglerDev(), skill: "expert-tasks" },
-      experts: (model) => [
-        fakeModelExpert(model, {
-          name: "echo_expert",
-          description: "Echoes the query through the fixture server.",
-          internal_tools: { fx: ["echo"] },
-          budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-          task: "optional",
-        }),
-      ],
+      experts: (model) => [echoTaskExpert(model)],
     });
   });
   afterAll(async () => {
@@ -43,15 +34,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
 
   /** The model asks for one echo, then answers once the test releases it. */
   function holdSecondReply(): void {
-    let open = () => {};
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    release = open;
-    stack.fake.reset(async (request) => {
-      const results = toolResultMessages(request);
-      if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: "task-token" } });
-      await opened;
-      return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
-    });
+    release = holdModelAnswer(stack.fake, "task-token");
   }
 
   async function connect(): Promise<{ client: Client; tasks: TaskEnabledSession }> {

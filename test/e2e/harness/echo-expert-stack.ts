@@ -2,7 +2,7 @@ import type { CatalogInput } from "../../../src/catalog/catalog-schema";
 import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { loadCatalog } from "./catalog-admin";
-import { startFakeOpenAI, type FakeOpenAIServer } from "./fake-openai-server";
+import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./fake-openai-server";
 import { pushSharedSkill } from "./shared-wrangler-dev";
 import { startWranglerDev, type WranglerDev, type WranglerDevOptions } from "./wrangler-dev";
 
@@ -82,4 +82,31 @@ export async function startEchoExpertStack(options: EchoExpertStackOptions): Pro
     await stop();
     throw error;
   }
+}
+
+/** The Tasks e2e files' expert: one echo through the fixture server, then an answer; `task: optional`. */
+export function echoTaskExpert(fake: FakeOpenAIServer): ExpertInput {
+  return fakeModelExpert(fake, {
+    name: "echo_expert",
+    description: "Echoes the query through the fixture server.",
+    internal_tools: { fx: ["echo"] },
+    budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
+    task: "optional",
+  });
+}
+
+/**
+ * Scripts the fake model: it asks for one echo of `echoText`, then answers with what the tool
+ * said once the returned release is called (a task or call held in flight while a test looks).
+ */
+export function holdModelAnswer(fake: FakeOpenAIServer, echoText: string): () => void {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  fake.reset(async (request) => {
+    const results = toolResultMessages(request);
+    if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: echoText } });
+    await opened;
+    return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
+  });
+  return open;
 }

@@ -5,8 +5,7 @@ import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../../support/wait-for";
-import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
-import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
+import { type EchoExpertStack, startEchoExpertStack, echoTaskExpert, holdModelAnswer } from "../harness/echo-expert-stack";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { sharedDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
@@ -32,15 +31,7 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
       tag: "legacy-sse-tasks",
       onServer: { dev: server.dev, skill: "legacy-sse-tasks" },
       adminHeaders: bearer({ accessToken: server.adminToken }),
-      experts: (model) => [
-        fakeModelExpert(model, {
-          name: "echo_expert",
-          description: "Echoes the query through the fixture server.",
-          internal_tools: { fx: ["echo"] },
-          budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-          task: "optional",
-        }),
-      ],
+      experts: (model) => [echoTaskExpert(model)],
     });
     [alice, bob] = await Promise.all([signInAs(server.dev.baseUrl, "alice"), signInAs(server.dev.baseUrl, "bob")]);
   }, 120_000);
@@ -52,15 +43,7 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
 
   /** The model asks for one echo, then answers once the test releases it. */
   function holdSecondReply(): void {
-    let open = () => {};
-    const opened = new Promise<void>((resolve) => (open = resolve));
-    release = open;
-    stack.fake.reset(async (request) => {
-      const results = toolResultMessages(request);
-      if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: "sse-task-token" } });
-      await opened;
-      return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
-    });
+    release = holdModelAnswer(stack.fake, "sse-task-token");
   }
 
   async function connectV2(session: OAuthSession) {

@@ -2,7 +2,7 @@ import { TaskStatusNotificationV2Schema } from "@modelcontextprotocol/ext-tasks/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectTasksV2, requestMeta } from "../../support/tasks-extension-client";
 import { waitFor } from "../../support/wait-for";
-import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
+import { type EchoExpertStack, startEchoExpertStack, echoTaskExpert } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
 import { pushSharedSkill } from "../harness/shared-wrangler-dev";
@@ -45,15 +45,7 @@ describe("subscriptions/listen carries only the caller's own runs and tasks", ()
       onServer: { dev: server.dev, skill: SKILL },
       adminHeaders: bearer({ accessToken: server.adminToken }),
       skill: { tool_policy: { requires_approval: ["fx__echo"] } },
-      experts: (model) => [
-        fakeModelExpert(model, {
-          name: "echo_expert",
-          description: "Echoes the query through the fixture server.",
-          internal_tools: { fx: ["echo"] },
-          budget: { max_steps: 4, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 4, max_tool_result_bytes: 4_096 },
-          task: "optional",
-        }),
-      ],
+      experts: (model) => [echoTaskExpert(model)],
     });
     [alice, bob] = await Promise.all([signInAs(server.dev.baseUrl, "alice"), signInAs(server.dev.baseUrl, "bob")]);
   }, 120_000);
