@@ -1,6 +1,6 @@
-import type { PostedBody } from "./posted-body";
+import { modernRequest, type PostedBody } from "./posted-body";
 import { hasTaskClientCapabilityV2, InputResponsesV2Schema } from "@modelcontextprotocol/ext-tasks/core/v2";
-import { classifyInboundRequest, SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol/server";
+import { SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { sessionStub } from "../experts/session/session-name";
@@ -34,18 +34,9 @@ export async function serveTasksExtension(request: Request, body: PostedBody, co
   const version = request.headers.get("mcp-protocol-version");
   if (version === null || version.startsWith("2025-")) return null;
   if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
-  const json = body.json();
-  if (json === undefined) return null;
   // The SDK's own ladder decides era and envelope (a malformed `_meta` is its -32602 to answer).
-  const route = classifyInboundRequest({
-    httpMethod: request.method,
-    protocolVersionHeader: version,
-    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
-    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
-    body: json,
-  });
-  if (route.kind !== "modern" || route.messageKind !== "request" || !METHODS.has(route.message.method)) return null;
-  const message = route.message;
+  const message = modernRequest(request, body, version);
+  if (message === null || !METHODS.has(message.method)) return null;
   try {
     const result = await answer(request, message, context);
     return result === null ? null : reply(message, { result: { ...result, _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } });

@@ -1,14 +1,14 @@
 import { hasTaskClientCapabilityV2 } from "@modelcontextprotocol/ext-tasks/core/v2";
-import { classifyInboundRequest, type JSONRPCRequest, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
+import { type JSONRPCRequest, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { onSkillChanged } from "../catalog/skill-change-events";
 import { sessionStub } from "../experts/session/session-name";
-import { LISTENER_LIMIT_STATUS, MAX_LISTENED_TASKS, type ListenerMessage, listenerMessageSchema } from "../experts/session/session-listeners";
+import { LISTENER_LIMIT_STATUS, MAX_LISTENED_TASKS, type ListenerMessage, parseListenerMessage } from "../experts/session/session-listeners";
 import { log } from "../observability/logger";
 import { SERVER_INFO } from "./expert-mcp-server";
 import type { TaskContext } from "./expert-tasks";
 import { detailedTask } from "./expert-tasks-extension";
-import type { PostedBody } from "./posted-body";
+import { modernRequest, type PostedBody } from "./posted-body";
 import { TasksExtensionNotDeclaredError } from "./task-errors";
 
 /**
@@ -67,17 +67,8 @@ export async function serveListen(request: Request, body: PostedBody, context: T
   // of its body here.
   if (request.method !== "POST" || version === null || version.startsWith("2025-")) return null;
   if (request.headers.get("mcp-method") !== "subscriptions/listen" || !body.includes('"subscriptions/listen"')) return null;
-  const json = body.json();
-  if (json === undefined) return null;
-  const route = classifyInboundRequest({
-    httpMethod: request.method,
-    protocolVersionHeader: version,
-    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
-    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
-    body: json,
-  });
-  if (route.kind !== "modern" || route.messageKind !== "request" || route.message.method !== "subscriptions/listen") return null;
-  const message = route.message;
+  const message = modernRequest(request, body, version);
+  if (message?.method !== "subscriptions/listen") return null;
   const params = paramsSchema.safeParse(message.params);
   if (!params.success) return rpcError(message, -32602, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter");
   const filter = params.data.notifications;
@@ -133,21 +124,11 @@ async function openSessionSocket({ env, skill, user }: TaskContext, resources: b
       socket.removeEventListener("message", onMessage);
       resolve(value);
     };
-    const onMessage = (event: MessageEvent) => settle(parseMessage(event.data));
+    const onMessage = (event: MessageEvent) => settle(parseListenerMessage(event.data));
     socket.addEventListener("message", onMessage);
     socket.addEventListener("close", () => settle(null), { once: true });
   });
   return { socket, ack };
-}
-
-function parseMessage(data: unknown): ListenerMessage | null {
-  if (typeof data !== "string") return null;
-  try {
-    const parsed = listenerMessageSchema.safeParse(JSON.parse(data));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
 }
 
 /** The SSE stream: the acknowledgement first (the spec's MUST), then the task snapshots, then changes as they come. */
@@ -224,7 +205,7 @@ function listenResponse(message: JSONRPCRequest, honoured: Honoured, socket: Web
       }
       if (socket) {
         const onMessage = (event: MessageEvent) => {
-          const received = parseMessage(event.data);
+          const received = parseListenerMessage(event.data);
           if (received?.type === "resources") notify("notifications/resources/list_changed", {});
           else if (received?.type === "task" && honoured.taskIds?.includes(received.taskId)) sendTask(received.taskId);
         };

@@ -1,3 +1,5 @@
+import { classifyInboundRequest, type JSONRPCRequest } from "@modelcontextprotocol/server";
+
 /**
  * A POSTed JSON-RPC body as the checks before the MCP SDK see it: decoded and parsed at most once
  * however many of them look (depth, cancels, mid-call replies, `initialize`, resumable calls,
@@ -33,4 +35,22 @@ export class PostedBody {
     }
     return this.parsed.value;
   }
+}
+
+/**
+ * The 2026-07-28 request a POST carries, as the SDK's own ladder reads it (era, envelope, the
+ * Mcp-Method and Mcp-Name headers against the body), for the methods served before the SDK
+ * (Tasks extension, subscriptions/listen); null for anything else, which the SDK then answers.
+ */
+export function modernRequest(request: Request, body: PostedBody, version: string): JSONRPCRequest | null {
+  const json = body.json();
+  if (json === undefined) return null;
+  const route = classifyInboundRequest({
+    httpMethod: request.method,
+    protocolVersionHeader: version,
+    mcpMethodHeader: request.headers.get("mcp-method") ?? undefined,
+    mcpNameHeader: request.headers.get("mcp-name") ?? undefined,
+    body: json,
+  });
+  return route.kind === "modern" && route.messageKind === "request" ? route.message : null;
 }

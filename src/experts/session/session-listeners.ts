@@ -29,6 +29,17 @@ export const listenerMessageSchema = z.discriminatedUnion("type", [
 ]);
 export type ListenerMessage = z.infer<typeof listenerMessageSchema>;
 
+/** A message from a listen socket as the MCP surface receives it; null for anything else. */
+export function parseListenerMessage(data: unknown): ListenerMessage | null {
+  if (typeof data !== "string") return null;
+  try {
+    const parsed = listenerMessageSchema.safeParse(JSON.parse(data));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What the MCP surface may send on a socket: one more of the session's tasks to follow (legacy SSE). */
 const watchSchema = z.object({ type: z.literal("watch"), taskId: z.string().min(1).max(MAX_TASK_ID_CHARS) });
 export type WatchMessage = z.infer<typeof watchSchema>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { sessionStub } from "../../experts/session/session-name";
-import { type ListenerMessage, listenerMessageSchema, type WatchMessage } from "../../experts/session/session-listeners";
+import { parseListenerMessage, type WatchMessage } from "../../experts/session/session-listeners";
 import { log } from "../../observability/logger";
 import { type TaskContext, wireTask } from "../expert-tasks";
 
@@ -66,7 +66,7 @@ export class SseTaskStatus {
       if (!ws) return null;
       ws.accept();
       ws.addEventListener("message", (event) => {
-        const message = parse(event.data);
+        const message = parseListenerMessage(event.data);
         if (message?.type === "task") this.enqueue(message.taskId);
       });
       return ws;
@@ -88,15 +88,5 @@ export class SseTaskStatus {
         log("warn", "task status notification not sent", { taskId, error: String(error) });
       }
     });
-  }
-}
-
-function parse(data: unknown): ListenerMessage | null {
-  if (typeof data !== "string") return null;
-  try {
-    const parsed = listenerMessageSchema.safeParse(JSON.parse(data));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
   }
 }
