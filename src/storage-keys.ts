@@ -58,11 +58,14 @@
  *                     descriptions, schemas) to different accounts, so a listing is cached per
  *                     account it was made as (the member, or the team for connection "team"),
  *                     never shared between members.
- *   eval-report:<skill>:<expert>:<version, 8 digits>  the latest eval results of an expert per
- *                     model on one catalog version (src/admin/evals/eval-reports.ts): pass counts,
- *                     tokens, cost, latency and the failing evals' reasons; for the dashboard's
- *                     evals page and its history across versions. Written after each eval command
- *                     (not for a gated write's candidate), expiring after 90 days.
+ *   eval-report:<skill>:<expert>:<version, 8 digits>:<provider:model, URI-encoded>  the latest
+ *                     eval results of an expert for one model on one catalog version
+ *                     (src/admin/evals/eval-reports.ts): pass counts, tokens, cost, latency and the
+ *                     failing evals' reasons; for the dashboard's evals page and its history across
+ *                     versions. One key per model, so an eval command only writes (no read to
+ *                     merge, no lost update between two commands). Written after each eval command
+ *                     (not for a gated write's candidate), expiring after 90 days. Keys without the
+ *                     model part hold every model of a version in one document (written before).
  *
  * KV (binding OAUTH_KV) — owned by @cloudflare/workers-oauth-provider (grants, clients, hashed tokens):
  *   slipsnisse-removed-member:<userId>  members removed by an admin (src/auth/member-removals.ts).
@@ -153,9 +156,9 @@ export const KV_PREFIXES = {
   evalReport: "eval-report:",
 } as const;
 
-/** KV key of an expert's eval results on one catalog version; the padded version lists in order. */
-export function evalReportKey(skill: string, expert: string, version: number): string {
-  return `${evalReportPrefix(skill, expert)}${String(version).padStart(8, "0")}`;
+/** KV key of an expert's eval results for one model on one catalog version; the padded version lists in order. */
+export function evalReportKey(skill: string, expert: string, version: number, model: string): string {
+  return `${evalReportPrefix(skill, expert)}${String(version).padStart(8, "0")}:${encodeURIComponent(model)}`;
 }
 
 /** Prefix of every eval report of one expert (all catalog versions). */

@@ -6,6 +6,7 @@ import { taggedBase } from "../fixtures/fixture-stats-client";
 import { scriptedModel } from "../support/workers/scripted-model";
 import { admin } from "../admin/admin-test-client";
 import { dashboardFetch, signInAs } from "./dashboard-test-client";
+import { waitFor } from "../support/wait-for";
 
 const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "eval-pages");
@@ -47,7 +48,11 @@ describe("dashboard: an expert's evals page", () => {
 
     const first = await run(["openai-compatible:good", "openai-compatible:vague"]);
     expect(first.status).toBe(200);
-    let text = await page();
+    // The report is written after the answer: look until the page has it.
+    let text = await waitFor("the first report on the page", async () => {
+      const shown = await page();
+      return shown.includes("Latest, catalog version 1") ? shown : undefined;
+    });
     expect(text).toContain("Latest, catalog version 1");
     expect(text).toMatch(/<code>openai-compatible:good<\/code><\/td><td>1\/1<\/td>/);
     expect(text).toMatch(/<code>openai-compatible:vague<\/code><\/td><td>0\/1<\/td>/);
@@ -56,7 +61,10 @@ describe("dashboard: an expert's evals page", () => {
 
     expect((await admin("PUT", `/skills/${SKILL}`, skill("second"))).status).toBe(200);
     await run(["openai-compatible:good"]);
-    text = await page();
+    text = await waitFor("the second version's report on the page", async () => {
+      const shown = await page();
+      return shown.includes("Latest, catalog version 2") ? shown : undefined;
+    });
     expect(text).toContain("Latest, catalog version 2");
     const history = text.slice(text.indexOf("History across catalog versions"));
     expect([...history.matchAll(/<td>v(\d)<\/td><td><code>([^<]+)<\/code><\/td><td>(\d\/\d)<\/td>/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`)).toEqual([

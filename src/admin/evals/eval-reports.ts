@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { evalReportKey, evalReportPrefix } from "../../storage-keys";
 import type { ExpertEvalReport, ModelReport } from "./eval-runner";
 
@@ -23,30 +24,75 @@ export interface StoredEvalReport {
   models: Record<string, StoredModelResult>;
 }
 
+const storedModelSchema: z.ZodType<StoredModelResult> = z.object({
+  model: z.string(),
+  passed: z.number(),
+  total: z.number(),
+  tokens: z.number(),
+  costUsd: z.number(),
+  unpriced: z.boolean(),
+  p50Ms: z.number().nullable(),
+  p95Ms: z.number().nullable(),
+  ranAt: z.number(),
+  failures: z.array(z.object({ eval: z.string(), reasons: z.array(z.string()), runId: z.string().nullable() })),
+});
+const storedReportSchema = z.object({ models: z.record(z.string(), storedModelSchema) });
+
 const TTL_SECONDS = 90 * 86_400;
 /** Versions shown in an expert's history, newest first. */
 const HISTORY_LIMIT = 20;
 
-/** Merges an eval command's results into the expert's report for that catalog version. */
+/** Keeps an eval command's results, one key per model (the latest run of that model on that version wins). */
 export async function saveEvalReport(env: Env, report: ExpertEvalReport, now = Date.now()): Promise<void> {
-  const key = evalReportKey(report.skill, report.expert, report.catalogVersion);
-  const existing = await env.CACHE.get<StoredEvalReport>(key, "json");
-  const models = { ...(existing?.models ?? {}) };
-  for (const model of report.models) models[model.model] = stored(model, now);
-  const next: StoredEvalReport = { skill: report.skill, expert: report.expert, catalogVersion: report.catalogVersion, models };
-  await env.CACHE.put(key, JSON.stringify(next), { expirationTtl: TTL_SECONDS });
+  await Promise.all(
+    report.models.map((model) =>
+      env.CACHE.put(evalReportKey(report.skill, report.expert, report.catalogVersion, model.model), JSON.stringify(stored(model, now)), {
+        expirationTtl: TTL_SECONDS,
+      }),
+    ),
+  );
 }
 
-/** The expert's reports, newest catalog version first. */
+/** Most keys one expert's page reads: the models of its newest versions. */
+const MAX_REPORT_KEYS = 200;
+
+/** The expert's reports, newest catalog version first, each with the latest result per model. */
 export async function listEvalReports(env: Env, skill: string, expert: string): Promise<StoredEvalReport[]> {
-  const listed = await env.CACHE.list({ prefix: evalReportPrefix(skill, expert) });
-  const keys = listed.keys
-    .map((entry) => entry.name)
-    .sort()
-    .reverse()
-    .slice(0, HISTORY_LIMIT);
-  const reports = await Promise.all(keys.map((key) => env.CACHE.get<StoredEvalReport>(key, "json")));
-  return reports.filter((report): report is StoredEvalReport => report !== null);
+  const prefix = evalReportPrefix(skill, expert);
+  const listed = await env.CACHE.list({ prefix });
+  const byVersion = new Map<number, string[]>();
+  for (const { name } of listed.keys) {
+    const version = Number(name.slice(prefix.length, prefix.length + 8));
+    if (!Number.isSafeInteger(version)) continue;
+    byVersion.set(version, [...(byVersion.get(version) ?? []), name]);
+  }
+  const versions = [...byVersion.keys()].sort((a, b) => b - a).slice(0, HISTORY_LIMIT);
+  const keys = versions.flatMap((version) => byVersion.get(version) ?? []).slice(0, MAX_REPORT_KEYS);
+  const values = await Promise.all(keys.map(async (key) => ({ key, value: parseQuietly(await env.CACHE.get(key)) })));
+  const reports = new Map<number, StoredEvalReport>();
+  for (const { key, value } of values) {
+    const version = Number(key.slice(prefix.length, prefix.length + 8));
+    const report = reports.get(version) ?? { skill, expert, catalogVersion: version, models: {} };
+    reports.set(version, report);
+    // A key with a model part holds that model's result; one without, every model of the version (the layout before).
+    const whole = storedReportSchema.safeParse(value);
+    const one = whole.success ? undefined : storedModelSchema.safeParse(value);
+    if (whole.success) Object.assign(report.models, whole.data.models);
+    else if (one?.success) report.models[one.data.model] = one.data;
+  }
+  return versions.flatMap((version) => {
+    const report = reports.get(version);
+    return report && Object.keys(report.models).length > 0 ? [report] : [];
+  });
+}
+
+function parseQuietly(text: string | null): unknown {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function stored(model: ModelReport, ranAt: number): StoredModelResult {

@@ -32,8 +32,12 @@ export function evalRoutes(): Hono<AdminEnv> {
     if (!expert.evals || expert.evals.length === 0) throw new NoEvalsError(skill, name);
     const origin = new URL(c.req.url).origin;
     const report = await runExpertEvals(c.env, { skill, version: live.version, config: live.config, expert, origin }, body.data);
-    // For the dashboard's evals page; a failed write loses the page's copy, never the answer.
-    await saveEvalReport(c.env, report).catch((error: unknown) => log("warn", "eval report not kept", { skill, expert: name, error: String(error) }));
+    // For the dashboard's evals page, written after the answer (KV is eventually consistent
+    // anyway: another location sees it up to a minute later); a failed write loses the page's
+    // copy, never the answer.
+    c.executionCtx.waitUntil(
+      saveEvalReport(c.env, report).catch((error: unknown) => log("warn", "eval report not kept", { skill, expert: name, error: String(error) })),
+    );
     return c.json(report);
   });
 

@@ -117,8 +117,17 @@ describe("slipsnisse eval against wrangler dev", () => {
     try {
       const page = await (await loopbackOnlyContext(browser)).newPage();
       // The loopback admin of `wrangler dev` without OAuth opens the dashboard without signing in.
-      await page.goto(`${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
+      // The report is kept for this page after the eval command's answer: look until it is there.
       const latest = page.getByRole("region", { name: "Latest, catalog version 1" });
+      await expect
+        .poll(
+          async () => {
+            await page.goto(`${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
+            return latest.getByRole("row", { name: /openai-compatible:rogue 1\/2/ }).count();
+          },
+          { timeout: 15_000, interval: 250 },
+        )
+        .toBe(1);
       await expect(latest.getByRole("row", { name: /openai-compatible:lite 2\/2/ }).count()).resolves.toBe(1);
       await expect(latest.getByRole("row", { name: /openai-compatible:rogue 1\/2/ }).count()).resolves.toBe(1);
       await expect(latest.getByText("✗ bounds: the run never called a tool matching `fx__echo` (called: fx__erase)", { exact: false }).count()).resolves.toBe(
