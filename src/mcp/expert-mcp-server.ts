@@ -61,6 +61,12 @@ export interface ExpertServerContext {
    * waterfall as HTML. Without it the server is exactly what it was before the app existed.
    */
   ui?: boolean;
+  /**
+   * The one tool a stateless request calls (a single tools/call): only that expert is registered,
+   * since answering the call reads nothing of the others, and a skill's experts each cost a
+   * registration per request. Unset: every expert (tools/list, a long-lived legacy SSE server).
+   */
+  calledTool?: string;
 }
 
 /**
@@ -80,6 +86,7 @@ export function buildExpertServer({
   origin,
   callStream,
   ui = false,
+  calledTool,
 }: ExpertServerContext): McpServer {
   const server = new McpServer(SERVER_INFO, {
     // resources.listChanged only where a run's list can be announced to its own user: a legacy SSE
@@ -114,6 +121,7 @@ export function buildExpertServer({
       listChanged,
       ui,
       ...(origin === undefined ? {} : { origin }),
+      ...(calledTool === undefined ? {} : { calledTool }),
     }),
   );
   return server;
@@ -124,7 +132,7 @@ const expertTools = new WeakMap<McpServer, RegisteredTool[]>();
 
 type ToolContext = Pick<
   ExpertServerContext,
-  "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui"
+  "env" | "skill" | "user" | "connection" | "listings" | "era" | "tasks" | "callStream" | "listChanged" | "origin" | "ui" | "calledTool"
 >;
 
 /** Legacy SSE connections (the only 2025-era servers told they may send list changes) hear of new runs after each call. */
@@ -134,10 +142,11 @@ function runsChanged(era: ExpertServerContext["era"], listChanged: boolean): boo
 
 function registerExpertTools(
   server: McpServer,
-  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin, ui = false }: ToolContext,
+  { env, skill, user, connection, listings, era = "legacy", tasks = false, callStream, listChanged, origin, ui = false, calledTool }: ToolContext,
 ): RegisteredTool[] {
   const tools: RegisteredTool[] = [];
   for (const expert of skill.config.experts) {
+    if (calledTool !== undefined && expert.name !== calledTool) continue;
     const tool = server.registerTool(
       expert.name,
       {

@@ -19,7 +19,7 @@ import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor,
 import { readBoundedBody } from "./request-body-limit";
 import { PostedBody } from "./posted-body";
 import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
-import { mayListTools } from "./tools-list-request";
+import { calledTool, mayListTools } from "./tool-requests";
 import { declaresUi, requestDeclaresUi } from "./run-app";
 
 /**
@@ -53,6 +53,8 @@ interface RequestProps {
   listings?: CachedListings;
   /** The response stream, for requests to the client mid-call (mid-call-requests.ts). */
   callStream?: CallStream;
+  /** The one tool a single tools/call calls: the server registers only its expert (tool-requests.ts). */
+  calledTool?: string;
   /** The client declared MCP Apps (run-app.ts): its connection id says so (2025), or the request's envelope (2026-07-28). */
   ui?: boolean;
 }
@@ -85,7 +87,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   if (!handler) {
     handler = createMcpHandler(
       ({ era }) => {
-        const { user, skill, connection, listings, callStream, ui } = requestProps();
+        const { user, skill, connection, listings, callStream, ui, calledTool: only } = requestProps();
         return buildExpertServer({
           env,
           skill,
@@ -97,6 +99,7 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
           tasks: era === "legacy",
           ...(callStream ? { callStream } : {}),
           ...(ui ? { ui } : {}),
+          ...(only === undefined ? {} : { calledTool: only }),
         });
       },
       // "sse": a 2026-07-28 tools/call is streamed from the start, so its keep-alives reveal a
@@ -184,6 +187,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     if (declared?.extensions !== undefined || (initialize !== undefined && declaresUi(initialize)) || (isModern(request) && requestDeclaresUi(body)))
       props.ui = true;
     // Tool annotations need the cached downstream lists: read only for a request that lists tools.
+    const called = calledTool(body);
+    if (called !== undefined) props.calledTool = called;
     if (mayListTools(body)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
   }
