@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,6 +40,9 @@ const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "appl
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
 const base = `http://127.0.0.1:${port}`;
+// The demo catalog and the admin token go to whatever answers on the port once it is healthy:
+// another server already listening there must not get them.
+await assertPortFree(port);
 const devVarsFile = join(root, ".dev.vars");
 const devVars = existsSync(devVarsFile) ? readFileSync(devVarsFile, "utf8") : "";
 // An ADMIN_TOKEN the user put in .dev.vars is the Worker's token; otherwise one for this run.
@@ -188,4 +192,17 @@ async function waitForHealth(url, timeoutMs) {
   console.error(`wrangler dev did not answer ${url} within ${timeoutMs / 1000} s`);
   stop();
   process.exit(1);
+}
+
+/** Exits with a clear message when something already listens on 127.0.0.1:port. */
+async function assertPortFree(port) {
+  await new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", (error) => {
+      const why = error.code === "EADDRINUSE" ? "is in use" : `cannot be used (${error.message})`;
+      console.error(`Port ${port} on 127.0.0.1 ${why}: stop what listens there, or start on another port with PORT=<port> npm start.`);
+      process.exit(1);
+    });
+    probe.listen(port, "127.0.0.1", () => probe.close(resolve));
+  });
 }

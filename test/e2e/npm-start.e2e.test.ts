@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listenOnLoopback } from "../fixtures/loopback-http";
 import { runCliProcess } from "./cli/cli-process";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
-import { freePort } from "./harness/free-port";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
 import { startNpmStart, type NpmStart } from "./harness/npm-start-process";
 import { listProcessGroup } from "./harness/process-group";
@@ -51,7 +51,7 @@ describe("npm start --no-auth", () => {
       ],
     });
     project = await snapshotProject();
-    start = await startNpmStart(project.dir, await freePort(), ["--no-auth"], { SLIPSNISSE_DEMO_BASE_URL: fake.baseURL, SLIPSNISSE_DEMO_MODEL: "fake" });
+    start = await startNpmStart(project.dir, ["--no-auth"], { SLIPSNISSE_DEMO_BASE_URL: fake.baseURL, SLIPSNISSE_DEMO_MODEL: "fake" });
   });
 
   afterAll(async () => {
@@ -124,16 +124,16 @@ describe("npm start (OAuth) and the admin CLI", () => {
   });
 
   it("loads the demo into the empty catalog, and on a restart updates only that demo to the new model choice", async () => {
-    start = await startNpmStart(project.dir, await freePort());
+    start = await startNpmStart(project.dir);
     expect(start.output()).toContain('Catalog:       loaded the demo: expert "ask_docs" uses workers-ai');
     await start.stop();
-    start = await startNpmStart(project.dir, await freePort(), [], { SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
+    start = await startNpmStart(project.dir, [], { SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
     expect(start.output()).toContain('Catalog:       the demo, updated: expert "ask_docs" uses openai-compatible / other');
     await start.stop();
   });
 
   it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
-    start = await startNpmStart(project.dir, await freePort(), [], {
+    start = await startNpmStart(project.dir, [], {
       DEV_USERS: "alice,bob",
       SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1",
       SLIPSNISSE_DEMO_MODEL: "other",
@@ -163,7 +163,7 @@ describe("npm start (OAuth) and the admin CLI", () => {
     await start?.stop();
     const own = "my-own-admin-token-5b1e";
     await writeFile(join(project.dir, ".dev.vars"), `ENVIRONMENT=local\nADMIN_TOKEN=${own}\n`);
-    start = await startNpmStart(project.dir, await freePort());
+    start = await startNpmStart(project.dir);
     expect(start.output()).toContain("Catalog:       kept the existing catalog (skills: default); the demo was not loaded");
     expect(start.output()).toContain("ADMIN_TOKEN from .dev.vars");
     const whoami = await fetch(`http://127.0.0.1:${start.port}/admin/api/whoami`, { headers: { authorization: `Bearer ${own}` } });
@@ -176,6 +176,35 @@ describe("npm start (OAuth) and the admin CLI", () => {
     const live = JSON.parse(pulled.stdout) as { skills: Record<string, { experts: Array<{ name: string }> }> };
     expect(live.skills.default?.experts.map((expert) => expert.name)).toEqual(["my_expert"]);
     expect(await versionsOfDefault(url, own)).toHaveLength(3);
+  });
+});
+
+describe("npm start on a port already in use", () => {
+  it("says so and exits, and the server already there is sent nothing (no demo, no admin token)", async () => {
+    const project = await snapshotProject();
+    const seen: string[] = [];
+    const squatter = await listenOnLoopback(async (req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? ""}`);
+      res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+    });
+    try {
+      const port = Number(new URL(squatter.origin).port);
+      const child = spawn(process.execPath, ["scripts/start.mjs"], {
+        cwd: project.dir,
+        env: { ...process.env, PORT: String(port) },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(code).toBe(1);
+      expect(output).toContain(`Port ${port} on 127.0.0.1 is in use: stop what listens there, or start on another port with PORT=<port> npm start.`);
+      expect(seen).toEqual([]);
+    } finally {
+      await squatter.stop();
+      await project.remove();
+    }
   });
 });
 

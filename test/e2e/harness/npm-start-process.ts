@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { freePort } from "./free-port";
 import { isLiveProcess, killProcessGroup } from "./process-group";
 
 // The last line of the banner start.mjs prints once the catalog is settled.
@@ -13,11 +14,28 @@ export interface NpmStart {
   stop(): Promise<void>;
 }
 
+const PORT_ATTEMPTS = 3;
+const PORT_TAKEN = /Port \d+ on 127\.0\.0\.1 is in use|Address already in use/;
+
+/** npm start found its port taken: freePort's port went to another file's server first (e2e files run two at a time). */
+class PortTakenError extends Error {}
+
 /**
- * `npm start` as a user runs it (scripts/start.mjs under the project's Node) in `dir`, resolved
- * once its banner is printed; rejects with the output if it exits or takes over 90 s.
+ * `npm start` as a user runs it (scripts/start.mjs under the project's Node) in `dir` on a free
+ * port, resolved once its banner is printed; rejects with the output if it exits or takes over
+ * 90 s. A port another process took between freePort and the start is tried again with another.
  */
-export async function startNpmStart(dir: string, port: number, args: readonly string[] = [], env: Record<string, string> = {}): Promise<NpmStart> {
+export async function startNpmStart(dir: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<NpmStart> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(dir, await freePort(), args, env);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function startOnPort(dir: string, port: number, args: readonly string[], env: Record<string, string>): Promise<NpmStart> {
   const child = spawn(process.execPath, ["scripts/start.mjs", ...args], {
     cwd: dir,
     detached: true,
@@ -45,7 +63,8 @@ export async function startNpmStart(dir: string, port: number, args: readonly st
     child.stderr?.on("data", onData);
     child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`npm start exited early (${code}):\n${output.slice(-2000)}`));
+      const message = `npm start exited early (${code}):\n${output.slice(-2000)}`;
+      reject(PORT_TAKEN.test(output) ? new PortTakenError(message) : new Error(message));
     });
   }).catch(async (error: unknown) => {
     await stop();
