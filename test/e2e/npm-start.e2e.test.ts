@@ -195,8 +195,11 @@ describe("npm start on a port already in use", () => {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let output = "";
-      child.stdout.on("data", (chunk: Buffer) => void (output += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => void (output += chunk.toString()));
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString();
+      };
+      child.stdout.on("data", collect);
+      child.stderr.on("data", collect);
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
       expect(code).toBe(1);
       expect(output).toContain(`Port ${port} on 127.0.0.1 is in use: stop what listens there, or start on another port with PORT=<port> npm start.`);
