@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from
 import { createTaskSessionFromClient, type TaskEnabledSession } from "@modelcontextprotocol/ext-tasks/client";
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTaskStream } from "./harness/task-stream";
 import { waitFor } from "../support/wait-for";
 import { type EchoExpertStack, echoTaskExpert, holdModelAnswer, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { sharedWranglerDev } from "./harness/shared-wrangler-dev";
@@ -83,15 +84,10 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
     await client.connect(new StreamableHTTPClientTransportV1(new URL(stack.mcpUrl)));
     try {
       expect((await client.listTools()).tools[0]?.execution).toEqual({ taskSupport: "optional" });
-      const seen: string[] = [];
-      let text = "";
-      const stream = client.experimental.tasks.callToolStream({ name: "echo_expert", arguments: { query: "v1 task" } }, undefined, { task: { ttl: 60_000 } });
-      for await (const message of stream) {
-        seen.push(message.type);
-        if (message.type === "taskCreated") release();
-        if (message.type === "result") text = JSON.stringify(message.result.content);
-        if (message.type === "error") throw message.error;
-      }
+      const { seen, text } = await readTaskStream(
+        client.experimental.tasks.callToolStream({ name: "echo_expert", arguments: { query: "v1 task" } }, undefined, { task: { ttl: 60_000 } }),
+        () => release(),
+      );
       expect(seen[0]).toBe("taskCreated");
       expect(seen.at(-1)).toBe("result");
       expect(text).toContain("downstream said: task-token");

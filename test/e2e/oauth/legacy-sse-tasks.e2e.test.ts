@@ -4,6 +4,7 @@ import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport as SSEClientTransportV1 } from "@modelcontextprotocol/sdk/client/sse.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTaskStream } from "../harness/task-stream";
 import { waitFor } from "../../support/wait-for";
 import { type EchoExpertStack, startEchoExpertStack, echoTaskExpert, holdModelAnswer } from "../harness/echo-expert-stack";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
@@ -117,17 +118,12 @@ describe("expert calls as MCP Tasks over legacy SSE", () => {
     const client = new ClientV1({ name: "slipsnisse-e2e-sse-tasks-v1", version: "0.0.0" });
     await client.connect(new SSEClientTransportV1(new URL(stack.sseUrl), { requestInit: { headers: bearer(alice) } }));
     try {
-      const seen: string[] = [];
-      let text = "";
-      const stream = client.experimental.tasks.callToolStream({ name: "echo_expert", arguments: { query: "v1 over sse" } }, undefined, {
-        task: { ttl: 60_000 },
-      });
-      for await (const message of stream) {
-        seen.push(message.type);
-        if (message.type === "taskCreated") release();
-        if (message.type === "result") text = JSON.stringify(message.result.content);
-        if (message.type === "error") throw message.error;
-      }
+      const { seen, text } = await readTaskStream(
+        client.experimental.tasks.callToolStream({ name: "echo_expert", arguments: { query: "v1 over sse" } }, undefined, {
+          task: { ttl: 60_000 },
+        }),
+        () => release(),
+      );
       expect(seen[0]).toBe("taskCreated");
       expect(seen.at(-1)).toBe("result");
       expect(text).toContain("downstream said: sse-task-token");
