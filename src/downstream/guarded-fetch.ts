@@ -26,22 +26,16 @@ export function guardedFetch(serverId: string, env: Env, resolve: HostResolver =
 export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostResolver = resolveOverHttps): OutboundFetch {
   const trusted = new Map<string, number>();
   return async (input, init) => {
-    // A URL with no body or a whole one (the SDKs send JSON strings) goes out as it was given,
-    // and again as it is after a 307/308: no Request is built for it. Anything else becomes a
-    // Request, cloned per hop when it has a streamed body (a clone tees the stream).
+    let request = new Request(input, init);
+    // A body given whole (the SDKs send JSON strings) can be sent again after a 307/308 as it
+    // is; only a streamed one needs a clone per hop, which tees the stream.
     const body = init?.body ?? null;
     const whole = typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body);
-    let hop: Hop =
-      !(input instanceof Request) && (body === null || whole)
-        ? { kind: "plain", url: String(input), init: init ?? {} }
-        : { kind: "request", request: new Request(input, init) };
-    for (let count = 0; ; count++) {
-      const url = assertSafeOutboundUrl(hop.kind === "plain" ? hop.url : hop.request.url, env, refuse);
+    const resendable = request.body === null || whole;
+    for (let hop = 0; ; hop++) {
+      const url = assertSafeOutboundUrl(request.url, env, refuse);
       await assertResolvesPublic(refuse, url, env, resolve, trusted);
-      const response =
-        hop.kind === "plain"
-          ? await fetch(hop.url, { ...hop.init, redirect: "manual" })
-          : await fetch(hop.request.body === null ? hop.request : hop.request.clone(), { redirect: "manual" });
+      const response = await fetch(resendable ? request : request.clone(), { redirect: "manual" });
       const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
       if (location === null) return response;
       await response.body?.cancel();
@@ -49,24 +43,12 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
       if (next.origin !== url.origin) {
         throw refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
       }
-      if (count >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
-      hop = redirected(hop, next, response.status === 303);
+      if (hop >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
+      if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
+      else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body: whole ? body : null });
+      else request = new Request(next, request);
     }
   };
-}
-
-/** One hop of an outbound call: the URL and init as given, or a Request. */
-type Hop = { kind: "plain"; url: string; init: RequestInit } | { kind: "request"; request: Request };
-
-/** The next hop of a same-origin redirect: a 303 turns it into a GET without a body; 307/308 keep method and body. */
-function redirected(hop: Hop, next: URL, seeOther: boolean): Hop {
-  if (hop.kind === "plain") {
-    const { body: _body, method: _method, ...rest } = hop.init;
-    return { kind: "plain", url: next.href, init: seeOther ? { ...rest, method: "GET" } : hop.init };
-  }
-  const { request } = hop;
-  if (seeOther) return { kind: "request", request: new Request(next, { method: "GET", headers: request.headers, signal: request.signal }) };
-  return { kind: "request", request: new Request(next, request) };
 }
 
 async function assertResolvesPublic(refuse: RefuseUrl, url: URL, env: Env, resolve: HostResolver, trusted: Map<string, number>): Promise<void> {
