@@ -60,6 +60,24 @@ describe("guarded downstream fetch", () => {
     expect(bodies).toEqual([1, 2, 3].flatMap((id) => ["old", "mid", "mcp"].map((path) => `POST https://mcp.example.com/${path} {"id":${id}}`)));
   });
 
+  it("follows a 303 after a POST with a GET and no body, whether the body was given whole or as a stream", async () => {
+    const seen: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = input instanceof Request ? input : new Request(String(input), init);
+      seen.push(`${request.method} ${new URL(request.url).pathname} ${await request.text()} ${request.headers.get("x-kept") ?? ""}`);
+      return new URL(request.url).pathname === "/form" ? redirect("/done", 303)() : new Response("ok");
+    });
+    const fetcher = guardedFetch("docs", production, publicHost);
+    await fetcher("https://mcp.example.com/form", { method: "POST", body: "a=1", headers: { "x-kept": "yes" } });
+    await fetcher("https://mcp.example.com/form", {
+      method: "POST",
+      body: new Blob(["a=2"]).stream(),
+      headers: { "x-kept": "yes" },
+      duplex: "half",
+    } as RequestInit);
+    expect(seen).toEqual(["POST /form a=1 yes", "GET /done  yes", "POST /form a=2 yes", "GET /done  yes"]);
+  });
+
   it.each([
     ["the metadata address", "http://169.254.169.254/latest/meta-data"],
     ["another public origin", "https://elsewhere.example.net/mcp"],
