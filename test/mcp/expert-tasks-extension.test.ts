@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
-import { usage, useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { gate, toResult, useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { sessionOf } from "../support/workers/session-helpers";
 import { connectTasksV2, requestMeta } from "../support/tasks-extension-client";
 import { waitFor } from "../support/wait-for";
@@ -32,16 +32,6 @@ const catalog = {
 
 const URL = "https://team.example.com/mcp";
 const as = (user: UserProps) => (input: string | globalThis.URL | Request, init?: RequestInit) => appFetchAs(user, input, init);
-
-function textTurn(text: string) {
-  return { content: [{ type: "text" as const, text }], finishReason: { unified: "stop" as const, raw: "stop" }, usage: usage(10, 5), warnings: [] };
-}
-
-function gate() {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
 
 describe("expert calls as tasks of the 2026-07-28 Tasks extension (SEP-2663)", () => {
   const models = useCatalogWithScriptedModels(catalog);
@@ -83,7 +73,7 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension (SEP-2663)", (
       { calls: [{ name: "docs__search_docs", input: { query: "budget" } }] },
       async () => {
         await step.opened;
-        return textTurn("Approved and answered.");
+        return toResult({ text: "Approved and answered." });
       },
     ]);
     const shown: string[] = [];
@@ -182,7 +172,7 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension (SEP-2663)", (
       async (options) => {
         started.open();
         await new Promise((_resolve, reject) => options.abortSignal?.addEventListener("abort", () => reject(options.abortSignal?.reason), { once: true }));
-        return textTurn("never");
+        return toResult({ text: "never" });
       },
     ]);
     const { client, tasks } = await connectTasksV2(URL, as(ann));

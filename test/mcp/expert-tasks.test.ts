@@ -5,7 +5,7 @@ import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
 import { RELATED_TASK } from "../../src/mcp/expert-tasks";
-import { usage, useCatalogWithScriptedModels } from "../support/workers/scripted-model";
+import { gate, toResult, useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { sessionOf } from "../support/workers/session-helpers";
 import { waitFor } from "../support/wait-for";
 import { askDocsCatalog, textOf } from "./expert-test-setup";
@@ -58,17 +58,6 @@ async function rpc(
         .find((line) => line.startsWith("data: {"))
         ?.slice(6) ?? "{}");
   return JSON.parse(json) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
-}
-
-function textTurn(text: string) {
-  return { content: [{ type: "text" as const, text }], finishReason: { unified: "stop" as const, raw: "stop" }, usage: usage(10, 5), warnings: [] };
-}
-
-/** A model turn that waits for the test to open the gate (or for the run to be aborted). */
-function gate() {
-  let open = () => {};
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
 }
 
 describe("expert calls as MCP Tasks (2025-11-25)", () => {
@@ -126,7 +115,7 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
       { calls: [{ name: "docs__search_docs", input: { query: "budget" } }] },
       async () => {
         await step.opened;
-        return textTurn("The task's answer.");
+        return toResult({ text: "The task's answer." });
       },
     ]);
     const { client, tasks } = await connect(ann);
@@ -190,7 +179,7 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
         started.open();
         // Holds the step until the run is aborted.
         await new Promise((_resolve, reject) => options.abortSignal?.addEventListener("abort", () => reject(options.abortSignal?.reason), { once: true }));
-        return textTurn("never");
+        return toResult({ text: "never" });
       },
     ]);
     const { client, tasks } = await connect(ann);

@@ -90,3 +90,10 @@ export function useCatalogWithScriptedModels(catalog: unknown): ScriptedModels {
     },
   };
 }
+
+/** A gate a scripted model turn waits on until the test opens it (or the run is aborted). */
+export function gate(): { opened: Promise<void>; open: () => void } {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
