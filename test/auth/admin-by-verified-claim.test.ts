@@ -7,7 +7,7 @@ import { authTestWorker, claudeCallback, type EchoSeen, type TestWorker } from "
 import { fakeAccessTeam } from "./helpers/fake-access-team";
 import { fakeGithub } from "./helpers/fake-github";
 import { fakeOidcIssuer, type FakeOidcUser } from "./helpers/fake-oidc-issuer";
-import { discover, exchangeCode, followUpstream, openConsent, postConsent, refresh, register, parseTokens } from "./helpers/oauth-test-client";
+import { discover, exchangeCallbackCode, followUpstream, openConsent, postConsent, refresh, register, parseTokens } from "./helpers/oauth-test-client";
 
 /**
  * Issue 18, defect 1: ADMIN_USERS and ALLOWED_USERS match only what the identity provider vouches
@@ -70,13 +70,7 @@ async function grantFor(user: FakeOidcUser) {
   const approved = await postConsent(wholeWorker, origin, session);
   const callback = await followUpstream(wholeWorker, session, issuer.signInAt(approved.headers.get("Location") ?? "", user));
   expect(callback.status, await callback.clone().text()).toBe(302);
-  const redirect = new URL(callback.headers.get("Location") ?? "");
-  const tokens = await exchangeCode(wholeWorker, discovery, clientId, claudeCallback, {
-    code: redirect.searchParams.get("code") ?? "",
-    redirect,
-    verifier,
-    callback: "",
-  });
+  const tokens = await exchangeCallbackCode(wholeWorker, discovery, clientId, claudeCallback, callback, verifier);
   return { discovery, clientId, tokens };
 }
 
@@ -167,13 +161,7 @@ describe("GitHub: github:<numeric id> entries survive a rename and do not follow
     const session = await openConsent(githubWorker, discovery, { clientId, redirectUri: claudeCallback }, verifier);
     const approved = await postConsent(githubWorker, origin, session);
     const callback = await followUpstream(githubWorker, session, await github.signInAt(approved.headers.get("Location") ?? "", user));
-    const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(githubWorker, discovery, clientId, claudeCallback, {
-      code: redirect.searchParams.get("code") ?? "",
-      redirect,
-      verifier,
-      callback: "",
-    });
+    const tokens = await exchangeCallbackCode(githubWorker, discovery, clientId, claudeCallback, callback, verifier);
     const seen = await githubWorker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
     return ((await seen.json()) as EchoSeen).props;
   }
@@ -205,13 +193,7 @@ describe("Cloudflare Access: only the verified assertion's email (or sub:<subjec
       const callback = await accessWorker.fetch(approved.headers.get("Location") ?? "", {
         headers: { Cookie: session.jar.header(), "Cf-Access-Jwt-Assertion": assertion },
       });
-      const redirect = new URL(callback.headers.get("Location") ?? "");
-      const tokens = await exchangeCode(accessWorker, discovery, clientId, claudeCallback, {
-        code: redirect.searchParams.get("code") ?? "",
-        redirect,
-        verifier,
-        callback: "",
-      });
+      const tokens = await exchangeCallbackCode(accessWorker, discovery, clientId, claudeCallback, callback, verifier);
       const seen = await accessWorker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
       return ((await seen.json()) as EchoSeen).props;
     }

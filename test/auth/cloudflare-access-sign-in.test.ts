@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { randomToken } from "../../src/auth/pkce";
 import { authTestWorker, claudeCallback, type EchoSeen } from "./helpers/auth-test-worker";
 import { fakeAccessTeam } from "./helpers/fake-access-team";
-import { discover, exchangeCode, openConsent, postConsent, register } from "./helpers/oauth-test-client";
+import { discover, exchangeCallbackCode, openConsent, postConsent, register } from "./helpers/oauth-test-client";
 
 const origin = "https://slipsnisse.example.com";
 const teamDomain = "https://acme.cloudflareaccess.com";
@@ -26,13 +26,7 @@ describe("sign-in behind Cloudflare Access", () => {
   it("signs in the user named by a valid Access assertion", async () => {
     const { discovery, clientId, verifier, callback } = await throughAccess(await team.assertion("nina@acme.example"));
     expect(callback.status).toBe(302);
-    const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
-      code: redirect.searchParams.get("code") ?? "",
-      redirect,
-      verifier,
-      callback: "",
-    });
+    const tokens = await exchangeCallbackCode(worker, discovery, clientId, claudeCallback, callback, verifier);
     const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
     expect(((await api.json()) as EchoSeen).props).toEqual({
       userId: "cloudflare-access-sub-nina%40acme.example",

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { randomToken } from "../../src/auth/pkce";
 import { authTestWorker, claudeCallback, type EchoSeen } from "./helpers/auth-test-worker";
 import { fakeGithub, type FakeGithubUser } from "./helpers/fake-github";
-import { discover, exchangeCode, followUpstream, openConsent, postConsent, refresh, register } from "./helpers/oauth-test-client";
+import { discover, exchangeCallbackCode, followUpstream, openConsent, postConsent, refresh, register } from "./helpers/oauth-test-client";
 
 const origin = "https://slipsnisse.example.com";
 const github = fakeGithub("gh-client-secret", "membership-token");
@@ -30,13 +30,7 @@ async function signInWithGithub(user: FakeGithubUser) {
   expect(upstream.searchParams.get("redirect_uri")).toBe(`${origin}/auth/callback`);
   const callback = await followUpstream(worker, session, await github.signInAt(upstream.toString(), user));
   if (callback.status !== 302) return { discovery, clientId, callback, tokens: undefined };
-  const redirect = new URL(callback.headers.get("Location") ?? "");
-  const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
-    code: redirect.searchParams.get("code") ?? "",
-    redirect,
-    verifier,
-    callback: "",
-  });
+  const tokens = await exchangeCallbackCode(worker, discovery, clientId, claudeCallback, callback, verifier);
   return { discovery, clientId, callback, tokens };
 }
 

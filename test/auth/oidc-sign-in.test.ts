@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { randomToken } from "../../src/auth/pkce";
 import { fakeOidcIssuer, type FakeOidcUser } from "./helpers/fake-oidc-issuer";
 import { authTestWorker, claudeCallback, type EchoSeen } from "./helpers/auth-test-worker";
-import { discover, exchangeCode, followUpstream, openConsent, postConsent, refresh, register } from "./helpers/oauth-test-client";
+import { discover, exchangeCallbackCode, followUpstream, openConsent, postConsent, refresh, register } from "./helpers/oauth-test-client";
 import { testSigningKey } from "./helpers/test-signing-key";
 
 const origin = "https://slipsnisse.example.com";
@@ -42,13 +42,7 @@ describe("sign-in through an OpenID Connect provider", () => {
       groups: ["engineering", "oncall"],
     });
     expect(callback.status).toBe(302);
-    const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
-      code: redirect.searchParams.get("code") ?? "",
-      redirect,
-      verifier,
-      callback: "",
-    });
+    const tokens = await exchangeCallbackCode(worker, discovery, clientId, claudeCallback, callback, verifier);
     const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
     expect(((await api.json()) as EchoSeen).props).toEqual({
       userId: "oidc-user%3A42",
@@ -106,13 +100,7 @@ describe("sign-in through an OpenID Connect provider", () => {
       email_verified: true,
       groups: ["engineering"],
     });
-    const redirect = new URL(callback.headers.get("Location") ?? "");
-    const tokens = await exchangeCode(worker, discovery, clientId, claudeCallback, {
-      code: redirect.searchParams.get("code") ?? "",
-      redirect,
-      verifier,
-      callback: "",
-    });
+    const tokens = await exchangeCallbackCode(worker, discovery, clientId, claudeCallback, callback, verifier);
     const regrouped = authTestWorker({ ...vars, ALLOWED_GROUPS: "platform" }, issuer.fetch);
     const refused = await refresh(regrouped, discovery, clientId, tokens.refresh_token ?? "");
     expect(refused.status).toBe(400);

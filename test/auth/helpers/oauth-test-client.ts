@@ -201,3 +201,16 @@ export async function browserSignIn(worker: TestWorker, authorizationUrl: string
   const callback = await followUpstream(worker, session, approved.headers.get("Location") ?? "");
   return new URL(callback.headers.get("Location") ?? "");
 }
+
+/** The code in a callback's redirect to the client, exchanged for tokens with the verifier of its PKCE pair. */
+export async function exchangeCallbackCode(
+  worker: TestWorker,
+  discovery: Discovery,
+  clientId: string,
+  redirectUri: string,
+  callback: Response,
+  verifier: string,
+): Promise<TokenResponse> {
+  const redirect = new URL(callback.headers.get("Location") ?? "");
+  return exchangeCode(worker, discovery, clientId, redirectUri, { code: redirect.searchParams.get("code") ?? "", redirect, verifier, callback: "" });
+}
