@@ -295,13 +295,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         });
         await client.connect(urlElicitationTransports[transportName](team.dev.baseUrl, bearer(session)));
         try {
-          let text = "";
-          // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
-          for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
-            const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 60_000 });
-            text = JSON.stringify(result.content);
-            if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
-          }
+          const text = await callUntilAsked(client, () => shown.length > 0, 60_000);
           await Promise.all(browsing);
           expect(shown).toHaveLength(1);
           expect(shown[0]?.url).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
@@ -481,13 +475,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${team.dev.baseUrl}/mcp`), { requestInit: { headers: bearer(session) } }));
       try {
-        let text = "";
-        // The session's memo of bob's token lasts at most 10 s after the removal: bounded retries.
-        for (let attempt = 0; attempt < 15 && shown.length === 0; attempt++) {
-          const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: 90_000 });
-          text = JSON.stringify(result.content);
-          if (shown.length === 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
-        }
+        const text = await callUntilAsked(client, () => shown.length > 0, 90_000);
         await Promise.all(browsing);
         expect(shown).toHaveLength(1);
         expect(shown[0]).toMatch(new RegExp(`^${team.dev.baseUrl}/connect/`));
@@ -508,3 +496,18 @@ describe.skipIf(chromiumSkipReason !== undefined)(
     });
   },
 );
+
+/**
+ * Calls bob's expert until the server asks him to connect: his session's memo of the token it
+ * used before the removal lasts at most 10 s (TOKEN_MEMO_MS), so at most 15 rounds a second
+ * apart. The last call's content, as JSON text.
+ */
+async function callUntilAsked(client: Client, asked: () => boolean, timeoutMs: number): Promise<string> {
+  let text = "";
+  for (let attempt = 0; attempt < 15 && !asked(); attempt++) {
+    const result = await client.callTool({ name: EXPERT, arguments: { query: "bob" } }, { timeout: timeoutMs });
+    text = JSON.stringify(result.content);
+    if (!asked()) await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return text;
+}
