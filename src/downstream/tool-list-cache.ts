@@ -42,10 +42,12 @@ export function toolListTtlMs(config: DownstreamServerConfig, serverTtlMs: unkno
  */
 const READ_REUSE_MS = 5_000;
 const MAX_REUSED_READS = 256;
-/** Per KV binding (tests use several), by KV key: the entry read (or written) and when. */
-const recentReads = new WeakMap<KVNamespace, Map<string, { at: number; entry: CachedToolList | undefined }>>();
+/** An entry read from KV (or written to it) and when; `entry` undefined: KV had none (a miss is reused too). */
+type RecentRead = { at: number; entry: CachedToolList | undefined };
+/** Per KV binding (tests use several), by KV key. */
+const recentReads = new WeakMap<KVNamespace, Map<string, RecentRead>>();
 
-function readsOf(kv: KVNamespace): Map<string, { at: number; entry: CachedToolList | undefined }> {
+function readsOf(kv: KVNamespace): Map<string, RecentRead> {
   let reads = recentReads.get(kv);
   if (!reads) {
     reads = new Map();
@@ -136,11 +138,7 @@ export class ToolListCache {
   }
 }
 
-function remember(
-  reads: Map<string, { at: number; entry: CachedToolList | undefined }>,
-  key: string,
-  read: { at: number; entry: CachedToolList | undefined },
-): void {
+function remember(reads: Map<string, RecentRead>, key: string, read: RecentRead): void {
   if (reads.size >= MAX_REUSED_READS) reads.clear();
   reads.set(key, read);
 }
