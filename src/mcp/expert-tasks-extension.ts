@@ -1,4 +1,4 @@
-import { modernRequest, type PostedBody } from "./posted-body";
+import { modernRequest, type PostedBody, replyTo } from "./posted-body";
 import { hasTaskClientCapabilityV2, InputResponsesV2Schema } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -39,19 +39,15 @@ export async function serveTasksExtension(request: Request, body: PostedBody, co
   if (message === null || !METHODS.has(message.method)) return null;
   try {
     const result = await answer(request, message, context);
-    return result === null ? null : reply(message, { result: { ...result, _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } });
+    return result === null ? null : replyTo(message, { result: { ...result, _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } });
   } catch (error) {
     if (error instanceof TaskRequestError) {
       const data = error.data === undefined ? {} : { data: error.data };
-      return reply(message, { error: { code: error.code, message: error.toolMessage, ...data } }, error.httpStatus);
+      return replyTo(message, { error: { code: error.code, message: error.toolMessage, ...data } }, error.httpStatus);
     }
     log("error", "tasks extension request failed", { method: message.method, error: String(error) });
-    return reply(message, { error: { code: -32603, message: "The task request failed in its session; try again." } });
+    return replyTo(message, { error: { code: -32603, message: "The task request failed in its session; try again." } });
   }
-}
-
-function reply(message: JSONRPCRequest, payload: Record<string, unknown>, status = 200): Response {
-  return Response.json({ jsonrpc: "2.0", id: message.id, ...payload }, { status });
 }
 
 async function answer(request: Request, message: JSONRPCRequest, { env, skill, user }: TaskContext): Promise<Record<string, unknown> | null> {

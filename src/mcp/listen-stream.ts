@@ -8,7 +8,7 @@ import { log } from "../observability/logger";
 import { SERVER_INFO } from "./expert-mcp-server";
 import type { TaskContext } from "./expert-tasks";
 import { detailedTask } from "./expert-tasks-extension";
-import { modernRequest, type PostedBody } from "./posted-body";
+import { modernRequest, type PostedBody, replyTo } from "./posted-body";
 import { TasksExtensionNotDeclaredError } from "./task-errors";
 
 /**
@@ -235,5 +235,5 @@ function listenResponse(message: JSONRPCRequest, honoured: Honoured, socket: Web
 }
 
 function rpcError(message: JSONRPCRequest, code: number, text: string, data?: unknown, status = 200): Response {
-  return Response.json({ jsonrpc: "2.0", id: message.id, error: { code, message: text, ...(data === undefined ? {} : { data }) } }, { status });
+  return replyTo(message, { error: { code, message: text, ...(data === undefined ? {} : { data }) } }, status);
 }

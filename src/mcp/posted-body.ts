@@ -54,3 +54,12 @@ export function modernRequest(request: Request, body: PostedBody, version: strin
   });
   return route.kind === "modern" && route.messageKind === "request" ? route.message : null;
 }
+
+/** The answer to such a request, served before the SDK: its `result` or `error` under the request's id. */
+export function replyTo(
+  message: JSONRPCRequest,
+  payload: { result: unknown } | { error: { code: number; message: string; data?: unknown } },
+  status = 200,
+): Response {
+  return Response.json({ jsonrpc: "2.0", id: message.id, ...payload }, { status });
+}
