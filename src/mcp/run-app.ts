@@ -91,6 +91,9 @@ export function requestDeclaresUi(body: PostedBody): boolean {
   return envelope.success && declaresUi(envelope.data.params._meta[CLIENT_CAPABILITIES_META_KEY]);
 }
 
+/** The page's `_meta.ui`, on its listing and on its contents (hosts read either). */
+const RUN_APP_RESOURCE_META = { ui: { csp: RUN_APP_CSP, prefersBorder: true } };
+
 /** Registers the app's page as a resource: only on a server built for a client that declared the extension. */
 export function registerRunApp(server: McpServer): void {
   server.registerResource(
@@ -100,10 +103,10 @@ export function registerRunApp(server: McpServer): void {
       title: "Expert run view",
       description: "Shows an expert answer's trace as a waterfall, and lets the user approve or answer a paused run.",
       mimeType: APP_MIME_TYPE,
-      _meta: { ui: { csp: RUN_APP_CSP, prefersBorder: true } },
+      _meta: RUN_APP_RESOURCE_META,
     },
     async (uri) => ({
-      contents: [{ uri: uri.href, mimeType: APP_MIME_TYPE, text: RUN_APP_HTML, _meta: { ui: { csp: RUN_APP_CSP, prefersBorder: true } } }],
+      contents: [{ uri: uri.href, mimeType: APP_MIME_TYPE, text: RUN_APP_HTML, _meta: RUN_APP_RESOURCE_META }],
     }),
   );
 }
