@@ -83,7 +83,7 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
   const started = Date.now();
   let connection: DownstreamConnection | undefined;
   try {
-    connection = await (tokens === undefined ? connect(serverId, server, env) : connect(serverId, server, env, tokens));
+    connection = await connect(serverId, server, env, tokens);
     const connectMs = Date.now() - started;
     const { tools } = await connection.client.listTools(undefined, { timeout: server.call_timeout_ms });
     const names = new Set(tools.map((tool) => tool.name));
