@@ -58,8 +58,10 @@ describe("the shared wrangler dev", () => {
     } finally {
       await client.close();
     }
-    // wrangler's output reaches the log file through a pipe: wait for the run's closing line.
-    const finished = (logs: string) => logs.split("\n").some((line) => line.includes('"message":"expert run finished"') && line.includes('"expert":"ask_two"'));
+    // wrangler's output reaches the log file through a pipe: wait for the run's closing line
+    // (written with the run index flush, about a second after the run).
+    const finished = (logs: string) =>
+      logs.split("\n").some((line) => line.includes('"message":"expert runs finished"') && line.includes('"expert":"ask_two"'));
     await waitFor("the run's closing log line", () => (finished(earlier.logs()) ? true : undefined), 10_000, 100);
     const later = sharedWranglerDev();
     expect(finished(later.logs())).toBe(false);

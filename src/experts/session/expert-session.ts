@@ -5,7 +5,6 @@ import { DEFAULT_RETENTION_DAYS, type SkillConfig } from "../../catalog/catalog-
 import { DownstreamPool } from "../../downstream/downstream-pool";
 import { redactDeep } from "../../downstream/secret-headers";
 import type { ConnectionState } from "../../downstream/downstream-types";
-import { logAfterReply } from "../../observability/log-after-reply";
 import { log } from "../../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter, UserPrompter } from "./expert-call";
 import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
@@ -263,17 +262,6 @@ export class ExpertSession extends DurableObject<Env> {
       const bounds = { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages };
       this.threads.append(threadId, redactDeep(result.messages, trace.redact), endedAt, bounds);
     }
-    const finished = {
-      runId: request.runId,
-      skill: request.skill,
-      expert: expert.name,
-      outcome: result.outcome,
-      steps: result.usage.steps,
-      toolCalls: result.usage.toolCalls,
-      retries: result.usage.retries,
-      elapsedMs: result.usage.elapsedMs,
-    };
-    logAfterReply(this.ctx, "info", "expert run finished", finished);
     const structured = result.structured ? { structured: result.structured } : {};
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;

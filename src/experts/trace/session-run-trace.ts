@@ -9,7 +9,8 @@ import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../run/expert
 import { modelEndpointHost } from "../models/describe-model-error";
 import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
 import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
-import { indexedToolCalls, refusedCallCount, type RunIndexEntry, toolErrorCount } from "../session/run-index-writer";
+import type { QueuedRun } from "../session/run-index-outbox";
+import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../session/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
 import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
@@ -43,7 +44,7 @@ export interface SessionRunTrace {
   /** The model call a run ended waiting on, as a step's model record: provider, model, endpoint host, the wait. */
   pendingModel(startedAt: number, endedAt: number): ModelCallRecord;
   /** The run's index row and tool-call rows, for the session's outbox (run-index-outbox.ts). */
-  indexEntry(context: RunIndexContext): RunIndexEntry;
+  indexEntry(context: RunIndexContext): QueuedRun;
 }
 
 export function startRunTrace(env: Env, request: ExpertCallRequest, skill: SkillConfig, expert: ExpertConfig): SessionRunTrace {
@@ -110,6 +111,7 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
           refusedCalls: refusedCallCount(context.steps),
         },
         calls: indexedToolCalls(context.steps),
+        retries: result.usage.retries,
       };
     },
   };
@@ -158,7 +160,7 @@ function withDecidedStep(result: ExpertRunResult, traced: StepRecord[], redact: 
  * tool calls were never recorded (they are stored when a run ends), so they count as none, and
  * its cost is unknown (null).
  */
-export function interruptedIndexEntry(run: StoredRun, endedAt: number): RunIndexEntry {
+export function interruptedIndexEntry(run: StoredRun, endedAt: number): QueuedRun {
   return {
     row: {
       runId: run.id,
@@ -187,6 +189,7 @@ export function interruptedIndexEntry(run: StoredRun, endedAt: number): RunIndex
       refusedCalls: 0,
     },
     calls: [],
+    retries: 0,
   };
 }
 

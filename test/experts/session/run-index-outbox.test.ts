@@ -2,14 +2,13 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { ExpertSession } from "../../../src/experts/session/expert-session";
-import type { RunIndexOutbox } from "../../../src/experts/session/run-index-outbox";
-import type { RunIndexEntry } from "../../../src/experts/session/run-index-writer";
+import type { QueuedRun, RunIndexOutbox } from "../../../src/experts/session/run-index-outbox";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { admin } from "../../admin/admin-test-client";
 import { indexRow } from "../../admin/run-index-rows";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
-import { flushRunIndex, TEST_FLUSH_DELAY_MS } from "../../support/workers/run-index-flush";
+import { flushRunIndex, TEST_FLUSH_DELAY_MS, withoutTable } from "../../support/workers/run-index-flush";
 
 const DAY = 86_400_000;
 const fixtures = inject("fixtureServers");
@@ -41,16 +40,6 @@ async function alarmAt(stub = session()): Promise<number | null> {
   return runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
 }
 
-/** Takes a D1 table out of the way, so every index batch fails as it would with D1 unavailable. */
-async function withoutTable<T>(table: string, body: () => Promise<T>): Promise<T> {
-  await env.DB.exec(`ALTER TABLE ${table} RENAME TO ${table}_away`);
-  try {
-    return await body();
-  } finally {
-    await env.DB.exec(`ALTER TABLE ${table}_away RENAME TO ${table}`);
-  }
-}
-
 /** A D1 binding that counts the batches sent through it. */
 function countingDb(): { db: D1Database; batches: () => number } {
   let batches = 0;
@@ -69,9 +58,13 @@ function countingDb(): { db: D1Database; batches: () => number } {
   return { db, batches: () => batches };
 }
 
-function entryOf(startedAt: number, calls: number): RunIndexEntry {
+function entryOf(startedAt: number, calls: number): QueuedRun {
   const row = indexRow({ skill, startedAt, userId: erin.userId, toolCalls: calls });
-  return { row, calls: Array.from({ length: calls }, (_, seq) => ({ server: "echo", tool: `t${seq}`, status: "ok", elapsedMs: 1, bytes: 2, error: null })) };
+  return {
+    row,
+    calls: Array.from({ length: calls }, (_, seq) => ({ server: "echo", tool: `t${seq}`, status: "ok", elapsedMs: 1, bytes: 2, error: null })),
+    retries: 0,
+  };
 }
 
 describe("the run index outbox", () => {

@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { setRunIndexFlushDelayForTests } from "../../../src/experts/session/run-index-outbox";
 
@@ -18,4 +18,14 @@ export function holdRunIndexFlushForTests(): void {
 /** Runs the session's alarm now, which flushes its run index outbox (and runs the retention purge). */
 export async function flushRunIndex(session: DurableObjectStub): Promise<void> {
   expect(await runDurableObjectAlarm(session), "the session has an alarm set").toBe(true);
+}
+
+/** Takes a D1 table out of the way, so every index batch fails as it would with D1 unavailable. */
+export async function withoutTable<T>(table: string, body: () => Promise<T>): Promise<T> {
+  await env.DB.exec(`ALTER TABLE ${table} RENAME TO ${table}_away`);
+  try {
+    return await body();
+  } finally {
+    await env.DB.exec(`ALTER TABLE ${table}_away RENAME TO ${table}`);
+  }
 }
