@@ -225,7 +225,7 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
     );
 
     figures.push(...(await cpuFigures(ctx, floor, product, c, d)));
-    figures.push(await throughputFigure(ctx, floor));
+    figures.push(...(await throughputFigures(ctx, floor)));
     const load = `1-min load ${loadStart} → ${loadNow()}`;
     for (const figure of figures) figure.details = { ...figure.details, load };
     return figures;
@@ -306,52 +306,77 @@ async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTes
   return figures;
 }
 
-/** One session (one user, one skill) at concurrency 8, one_call; floor C(3) at concurrency 8 into its one object beside it. */
-async function throughputFigure(ctx: BenchContext, floor: WranglerDev): Promise<Figure> {
-  const productClients: McpTestClient[] = [];
-  const floorClients: McpTestClient[] = [];
+/** `clients` calling `call` at once until `total` calls have started; its wall time. */
+async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async (client) => {
+      while (next < total) {
+        next += 1;
+        await call(client);
+      }
+    }),
+  );
+  return { calls: total, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * One session (one user, one skill) at concurrency 8, one_call; beside it floor C(3) and library
+ * floor D(1), each at concurrency 8 into the floor's one object. Rounds of one burst per arm, the
+ * second round in the mirrored order (product, C, D, D, C, product) so a steady drift of the
+ * machine weighs on every arm alike. The goal row reads product and C as before; D splits the gap.
+ */
+async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise<Figure[]> {
+  const opened: McpTestClient[] = [];
+  const connectEight = async (connect: (path: string) => Promise<McpTestClient>, path: string) => {
+    const clients: McpTestClient[] = [];
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const client = await connect(path);
+      opened.push(client);
+      clients.push(client);
+    }
+    return clients;
+  };
   try {
-    for (let i = 0; i < CONCURRENCY; i++) productClients.push(await ctx.connect("/mcp"));
-    for (let i = 0; i < CONCURRENCY; i++) floorClients.push(await createConnector(floor.baseUrl, ctx.kind)("/c/mcp"));
-    const burst = async (clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number) => {
-      let next = 0;
-      const started = performance.now();
-      await Promise.all(
-        clients.map(async (client) => {
-          while (next < total) {
-            next += 1;
-            await call(client);
-          }
-        }),
-      );
-      return { calls: total, seconds: (performance.now() - started) / 1000 };
-    };
+    const connectFloor = createConnector(floor.baseUrl, ctx.kind);
+    const expertCall = (client: McpTestClient) => callExpert(client, "one_call", "go");
+    const arms = [
+      { name: "product", clients: await connectEight(ctx.connect, "/mcp"), call: expertCall },
+      { name: "floor", clients: await connectEight(connectFloor, "/c/mcp"), call: (client: McpTestClient) => floorEcho(client, 3) },
+      { name: "d", clients: await connectEight(connectFloor, "/d/mcp"), call: expertCall },
+    ] as const;
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples);
-    const productCall = (client: McpTestClient) => callExpert(client, "one_call", "go");
-    const floorCall = (client: McpTestClient) => floorEcho(client, 3);
-    await burst(productClients, productCall, CONCURRENCY);
-    await burst(floorClients, floorCall, CONCURRENCY);
-    const sums = { product: { calls: 0, seconds: 0 }, floor: { calls: 0, seconds: 0 } };
-    for (let round = 0; round < 2; round++) {
-      for (const [arm, clients, call] of [
-        ["product", productClients, productCall],
-        ["floor", floorClients, floorCall],
-      ] as const) {
-        const result = await burst(clients, call, total);
-        sums[arm].calls += result.calls;
-        sums[arm].seconds += result.seconds;
+    for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY);
+    const sums = { product: { calls: 0, seconds: 0 }, floor: { calls: 0, seconds: 0 }, d: { calls: 0, seconds: 0 } };
+    for (const order of [arms, [...arms].reverse()]) {
+      for (const arm of order) {
+        const result = await burst(arm.clients, arm.call, total);
+        sums[arm.name].calls += result.calls;
+        sums[arm.name].seconds += result.seconds;
       }
     }
-    const [p, f] = [sums.product.calls / sums.product.seconds, sums.floor.calls / sums.floor.seconds];
-    return {
-      id: "Goal one session, concurrency 8",
-      title: "one session at concurrency 8, one_call expert calls per second (floor C(3) into one object beside it)",
-      value: `${round(p, 1)} calls/s (floor ${round(f, 1)} calls/s; ${round(p / f, 3)}x)`,
-      target: `≥ ${GOALS.callsPerSecond} calls/s`,
-      pass: p >= GOALS.callsPerSecond,
-      details: { product: sums.product, floor: sums.floor },
-    };
+    const perSecond = (sum: { calls: number; seconds: number }) => sum.calls / sum.seconds;
+    const [p, f, d] = [perSecond(sums.product), perSecond(sums.floor), perSecond(sums.d)];
+    return [
+      {
+        id: "Goal one session, concurrency 8",
+        title: "one session at concurrency 8, one_call expert calls per second (floor C(3) into one object beside it)",
+        value: `${round(p, 1)} calls/s (floor ${round(f, 1)} calls/s; ${round(p / f, 3)}x)`,
+        target: `≥ ${GOALS.callsPerSecond} calls/s`,
+        pass: p >= GOALS.callsPerSecond,
+        details: { product: sums.product, floor: sums.floor },
+      },
+      {
+        id: "Floor D, concurrency 8",
+        title: "one_call calls per second at concurrency 8 split by library floor D(1), into its one object (same rounds)",
+        value: `D ${round(d, 1)} calls/s; product ÷ D ${round(p / d, 3)}x (ours); D ÷ C(3) ${round(d / f, 3)}x (the libraries')`,
+        target: "(split of the gap)",
+        pass: null,
+        details: { product: sums.product, d: sums.d, floor: sums.floor },
+      },
+    ];
   } finally {
-    await Promise.allSettled([...productClients, ...floorClients].map((client) => client.close()));
+    await Promise.allSettled(opened.map((client) => client.close()));
   }
 }

@@ -5,6 +5,7 @@ import { dynamicTool, generateText, isStepCount, jsonSchema, type JSONSchema7, t
 import { createMcpHandler } from "agents/mcp/server";
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import { AI_SDK_TELEMETRY } from "../../../src/experts/models/model-defaults";
 import defaultSystemPrompt from "../../../src/experts/run/prompts/default-system-prompt.md";
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS, type LibraryFloorExpert } from "./library-floor-experts";
 
@@ -23,9 +24,10 @@ import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS
  *           product must use and nothing else: the AI SDK's generateText with
  *           @ai-sdk/openai-compatible against the same fake model, its tools calling the same
  *           fixture echo server through an MCP SDK v2 Client over Streamable HTTP, kept open
- *           and listed once per object as the product's DownstreamPool does. No traces, limits,
- *           run records, redaction, byte caps or schema validation of our own: D over C is the
- *           libraries' part of the product's cost, the product over D ours.
+ *           and listed once per object as the product's DownstreamPool does, each library
+ *           configured as the product configures it (the AI SDK's telemetry off). No traces,
+ *           limits, run records, redaction, byte caps or schema validation of our own: D over C
+ *           is the libraries' part of the product's cost, the product over D ours.
  *
  * A fresh McpServer per request, as createMcpHandler asks of its factory and as the product does.
  */
@@ -91,6 +93,10 @@ export class FloorObject extends DurableObject<FloorEnv> {
       stopWhen: isStepCount(LIBRARY_FLOOR_BUDGET.maxSteps),
       maxOutputTokens: LIBRARY_FLOOR_BUDGET.maxOutputTokens,
       maxRetries: 0,
+      // The product's configuration of the library: with telemetry on (the SDK's default) every
+      // call opens a diagnostics-channel span the product never pays for, and D would bill it
+      // to the libraries.
+      telemetry: AI_SDK_TELEMETRY,
     });
     return result.text;
   }
