@@ -42,10 +42,23 @@ export function referencedSecretNames(configured: Readonly<Record<string, string
 export function redactSecretValues(text: string, secretValues: readonly string[]): string {
   let out = text;
   // Longest first, so a secret that contains another is replaced whole.
-  for (const value of [...secretValues].sort((a, b) => b.length - a.length)) {
-    if (value.length > 0) out = out.split(value).join("[redacted]");
+  for (const value of longestFirst(secretValues)) {
+    if (value.length > 0 && out.includes(value)) out = out.split(value).join("[redacted]");
   }
   return out;
+}
+
+/** A redactor's secret list is fixed for its life and it scrubs every text of a run: sorted once. */
+const sortedLists = new WeakMap<readonly string[], readonly string[]>();
+
+function longestFirst(values: readonly string[]): readonly string[] {
+  if (values.length < 2) return values;
+  let sorted = sortedLists.get(values);
+  if (!sorted) {
+    sorted = [...values].sort((a, b) => b.length - a.length);
+    sortedLists.set(values, sorted);
+  }
+  return sorted;
 }
 
 /** redactSecretValues over every string inside a JSON-like value (a tool list about to be cached). */

@@ -78,6 +78,8 @@ export class RunWaits {
 
   /** The first kind in SHOWN_FIRST with a wait open; parallel calls of that kind are named together, since the earliest began. */
   private current(): LiveWait | null {
+    // Most of a run is one wait at a time (the model, then a tool): that wait, as it is stored.
+    if (this.open.size <= 1) return this.open.values().next().value ?? null;
     const open = [...this.open.values()];
     for (const on of SHOWN_FIRST) {
       const waits = open.filter((wait) => wait.on === on);

@@ -262,6 +262,8 @@ export class ExpertSession extends DurableObject<Env> {
       const bounds = { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages };
       this.threads.append(threadId, redactDeep(result.messages, trace.redact), endedAt, bounds);
     }
+    // A thread this run started is stored with its first turns, or here without any (an error, a pause): its handle must work.
+    if (threadId !== null) this.threads.keep(threadId, endedAt);
     const structured = result.structured ? { structured: result.structured } : {};
     // An error text can quote a provider's or server's message, which may echo a credential.
     const text = result.error ? trace.redact(result.text) : result.text;

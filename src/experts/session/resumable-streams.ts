@@ -20,6 +20,7 @@ export interface StreamReplay {
 
 const KEEP_ENDED_MS = 600_000;
 const MAX_STREAMS = 200;
+const SWEEP_EVERY_MS = 60_000;
 
 interface Entry {
   ref: ResumableStreamRef;
@@ -40,12 +41,21 @@ interface Entry {
  */
 export class ResumableStreams {
   private readonly entries = new Map<string, Entry>();
+  private sweepAt = 0;
 
   open(ref: ResumableStreamRef, runId: string, now = Date.now()): void {
-    for (const [id, entry] of this.entries) if (entry.endedAt !== undefined && entry.endedAt + KEEP_ENDED_MS <= now) this.entries.delete(id);
+    // Every call opens a stream: the expired are swept at most once a SWEEP_EVERY_MS, not on each
+    // (a full map is MAX_STREAMS entries to walk), and a full map gives up its oldest ended stream.
+    if (now >= this.sweepAt) {
+      this.sweepAt = now + SWEEP_EVERY_MS;
+      for (const [id, entry] of this.entries) if (entry.endedAt !== undefined && entry.endedAt + KEEP_ENDED_MS <= now) this.entries.delete(id);
+    }
     if (this.entries.size >= MAX_STREAMS) {
-      const oldest = [...this.entries].find(([, entry]) => entry.endedAt !== undefined)?.[0];
-      if (oldest) this.entries.delete(oldest);
+      for (const [id, entry] of this.entries) {
+        if (entry.endedAt === undefined) continue;
+        this.entries.delete(id);
+        break;
+      }
     }
     this.entries.set(ref.id, { ref, runId, resumed: false, progress: [], wake: [] });
   }

@@ -17,20 +17,40 @@ const TURNS_PER_INSERT = 20;
 
 export class ThreadStore {
   /**
-   * Threads minted by this instance that have no turns yet: their first append needs no MAX(seq)
-   * lookup (a statement of every new conversation's bookkeeping). Lost on restart, which only
-   * costs that statement.
+   * Threads minted by this instance for a run still going, not yet stored: the run's end writes
+   * the row with its first turns (`append`) or alone (`keep`), one statement where a row written
+   * at the start and updated at the end were two, and the first append needs no MAX(seq) lookup.
+   * A restart loses the entry with the run it belonged to: that call never answered, so its
+   * handle never reached the client.
    */
-  private readonly fresh = new Set<string>();
+  private readonly fresh = new Map<string, { expert: string; createdAt: number }>();
 
   constructor(private readonly sql: SqlStorage) {}
 
   /** Threads are minted here, never taken from the client, so a handle cannot be guessed into. */
   create(expert: string, now: number): string {
     const id = `th_${randomId()}`;
-    this.sql.exec(`INSERT INTO threads (id, expert, created_at, updated_at) VALUES (?, ?, ?, ?)`, id, expert, now, now);
-    this.fresh.add(id);
+    this.fresh.set(id, { expert, createdAt: now });
     return id;
+  }
+
+  /** Stores a thread minted for a run that ended without turns to add (an error, a pause), so its handle works. */
+  keep(threadId: string, now: number): void {
+    const fresh = this.fresh.get(threadId);
+    if (!fresh) return;
+    this.fresh.delete(threadId);
+    this.insert(threadId, fresh, now, 0);
+  }
+
+  private insert(threadId: string, fresh: { expert: string; createdAt: number }, now: number, tokens: number): void {
+    this.sql.exec(
+      `INSERT INTO threads (id, expert, created_at, updated_at, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
+      threadId,
+      fresh.expert,
+      fresh.createdAt,
+      now,
+      tokens,
+    );
   }
 
   /**
@@ -53,7 +73,8 @@ export class ThreadStore {
 
   append(threadId: string, messages: readonly ModelMessage[], now: number, limits: Partial<HistoryBounds> = {}): void {
     const bounds = { ...DEFAULT_HISTORY_BOUNDS, ...limits };
-    const fresh = this.fresh.delete(threadId);
+    const fresh = this.fresh.get(threadId);
+    this.fresh.delete(threadId);
     const last = fresh ? -1 : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
     let tokens = 0;
     const rows = messages.map((message, i) => {
@@ -71,14 +92,18 @@ export class ThreadStore {
         ...chunk.flat(),
       );
     }
-    const total = this.sql
-      .exec<{ approx_tokens: number }>(
-        `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,
-        now,
-        tokens,
-        threadId,
-      )
-      .one().approx_tokens;
+    let total = tokens;
+    if (fresh) this.insert(threadId, fresh, now, tokens);
+    else {
+      total = this.sql
+        .exec<{ approx_tokens: number }>(
+          `UPDATE threads SET updated_at = ?, approx_tokens = approx_tokens + ? WHERE id = ? RETURNING approx_tokens`,
+          now,
+          tokens,
+          threadId,
+        )
+        .one().approx_tokens;
+    }
     // Turn seqs are contiguous (only the oldest are ever dropped), so the newest seq tells
     // without a count whether the thread ever held more messages than the bound.
     const newest = last + messages.length;
