@@ -47,6 +47,12 @@ const e2eTest = {
 const workerdTest = {
   setupFiles: ["./test/apply-migrations.ts", "./test/hold-run-index-flush.ts"],
   globalSetup: ["./test/fixtures/workers-global-setup.ts"],
+  // Vitest's console capture writes each line to a stream that reaches the runner by I/O. A line a
+  // Durable Object writes after its test file ended (a session's alarm flushing the run index
+  // logs its runs) then waits forever, and the run never exits: the same teardown hang as
+  // workers-sdk#14180. Lines go to workerd's own output instead; tests that read log lines spy
+  // on `console` itself.
+  disableConsoleIntercept: true,
 };
 
 export default defineConfig(async () => {
