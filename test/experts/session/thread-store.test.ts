@@ -213,4 +213,29 @@ describe("thread store", () => {
       expect(history.at(-1)).toEqual({ role: "assistant", content: "step 43" });
     });
   });
+  it("writes a new thread once, at its run's end: with its first turns, or alone for a run that ended without any", async () => {
+    await withStore("written-once", (store, sql) => {
+      sql.log.length = 0;
+      const answered = store.create("docs", 1);
+      const failed = store.create("docs", 1);
+      // Minting writes nothing: a run cut off before its end leaves no row (its handle never reached the client).
+      expect(sql.log).toEqual([]);
+      expect(() => store.history(answered, "docs")).toThrow(UnknownThreadError);
+
+      store.append(answered, turn(0), 2);
+      expect(sql.log.filter((query) => query.startsWith("INSERT INTO threads"))).toHaveLength(1);
+      expect(sql.log.filter((query) => query.startsWith("UPDATE threads"))).toEqual([]);
+      expect(totalsOf(sql, answered).total).toBe(totalsOf(sql, answered).sum);
+      store.keep(answered, 2);
+      expect(sql.log.filter((query) => query.startsWith("INSERT INTO threads"))).toHaveLength(1);
+
+      // An error or a pause: no turns, but the handle the caller got must work for the next call.
+      store.keep(failed, 3);
+      expect(store.history(failed, "docs")).toEqual([]);
+      expect(() => store.history(failed, "other")).toThrow(ThreadOfAnotherExpertError);
+      store.append(failed, turn(1), 4);
+      expect(store.history(failed, "docs")).toHaveLength(4);
+      expect(totalsOf(sql, failed).total).toBe(totalsOf(sql, failed).sum);
+    });
+  });
 });
