@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { freePort } from "../harness/free-port";
+import { twoFreePorts } from "../harness/free-port";
 import { LogTail } from "../harness/log-tail";
 import { killProcessGroup } from "../harness/process-group";
 import { repoRoot } from "../harness/wrangler-command";
@@ -23,7 +23,20 @@ export interface SdkOAuthDownstream {
  * wrote it. Its /authorize approves at once (a demo "user" cookie) and redirects back with a code.
  */
 export async function startSdkOAuthDownstream(): Promise<SdkOAuthDownstream> {
-  const [port, authPort] = [await freePort(), await freePort()];
+  // A port free a moment ago can be taken by another e2e file's process before the server binds it.
+  for (let attempt = 1; ; attempt++) {
+    const [port, authPort] = await twoFreePorts();
+    try {
+      return await startOnPorts(port, authPort);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !String(error).includes("EADDRINUSE")) throw error;
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+async function startOnPorts(port: number, authPort: number): Promise<SdkOAuthDownstream> {
   const script = join(repoRoot, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js");
   const child = spawn(process.execPath, [script, "--oauth"], {
     cwd: repoRoot,

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migratedD1 } from "./d1-template";
-import { freePort } from "./free-port";
+import { twoFreePorts } from "./free-port";
 import { LogTail } from "./log-tail";
 import { killProcessGroup } from "./process-group";
 import { offlineWranglerEnv, repoRoot, wranglerArgv } from "./wrangler-command";
@@ -92,7 +92,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
 const PORT_ATTEMPTS = 3;
 
 async function launch(projectDir: string, persistDir: string, options: WranglerDevOptions): Promise<WranglerDev> {
-  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const [port, inspectorPort] = await twoFreePorts();
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
     "dev",
