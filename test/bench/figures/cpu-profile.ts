@@ -1,13 +1,9 @@
-import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { z } from "zod";
 import { callExpert, type BenchContext, type Figure } from "../bench-context";
 import { attribute, cpuProfileSchema, moduleMap } from "../profile/profile-attribution";
-import { InspectorSession, inspectorPortOf } from "../profile/inspector-session";
+import { InspectorSession, inspectorPortOf, keepProfile } from "../profile/inspector-session";
 import { round } from "../sample-stats";
 
-const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
 const WATCH =
   /buildExpertServer|registerTool|fromJsonSchema|loadSkill|callExpert|runExpert|generateText|buildExpertToolset|toolInputSchema|resolveModel|append|finish|start \[|history|log \[|redact|guardedFetch|createMcpHandler|handleRequest|validate|parse|safeParse|JSON|serveMcp|callTool|listTools|fetch/;
 
@@ -21,16 +17,7 @@ export async function measureCpuProfile(ctx: BenchContext): Promise<Figure[]> {
   const inspector = await InspectorSession.open(await inspectorPortOf(ctx.dev.pgid));
   const worker = await ctx.connect("/mcp");
   try {
-    const scripts: Array<{ scriptId: string; url: string }> = [];
-    inspector.on((method, params) => {
-      if (method === "Debugger.scriptParsed") scripts.push(scriptParsedSchema.parse(params));
-    });
-    await inspector.send("Debugger.enable");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const bundle = scripts.filter((s) => s.url.endsWith(".js")).at(-1) ?? scripts.at(-1);
-    if (!bundle) throw new Error("the inspector reported no script");
-    const source = z.object({ scriptSource: z.string() }).parse(await inspector.send("Debugger.getScriptSource", { scriptId: bundle.scriptId }));
-    await inspector.send("Debugger.disable");
+    const bundle = await inspector.workerBundle("product's");
     const expert = process.env.BENCH_PROFILE_EXPERT ?? "one_call";
     for (let i = 0; i < 30; i++) await callExpert(worker, expert, "go");
     await inspector.send("Profiler.enable");
@@ -42,10 +29,8 @@ export async function measureCpuProfile(ctx: BenchContext): Promise<Figure[]> {
     const wallMs = performance.now() - started;
     const { profile: raw } = z.object({ profile: z.unknown() }).parse(await inspector.send("Profiler.stop"));
     const profile = cpuProfileSchema.parse(raw);
-    const path = join(tmpdir(), `slipsnisse-expert-${Date.now()}.cpuprofile`);
-    await writeFile(path, JSON.stringify(raw));
-    await writeFile(`${path}.bundle.js`, source.scriptSource);
-    const result = attribute(profile, bundle.scriptId, moduleMap(source.scriptSource), WATCH);
+    const path = await keepProfile("expert", raw, bundle.source);
+    const result = attribute(profile, bundle.scriptId, moduleMap(bundle.source), WATCH);
     const per = (ms: number) => round(ms / calls, 3);
     const idle = result.selfByModule.find((m) => m.module === "(idle)")?.ms ?? 0;
     const busy = result.totalMs - idle;

@@ -1,17 +1,13 @@
-import { writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { z } from "zod";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
 import { attribute, cpuProfileSchema, moduleMap, type Attribution } from "../profile/profile-attribution";
-import { InspectorSession, inspectorPortOf } from "../profile/inspector-session";
+import { InspectorSession, inspectorPortOf, keepProfile } from "../profile/inspector-session";
 import { loadNow } from "../results-report";
 import { round } from "../sample-stats";
 import { workerdCpuMs } from "./cpu-per-call";
 import { floorEchoBase, startFloor } from "./floor-goals";
 
-const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
 const QUERIES: Record<string, string> = { no_tools: "hi", one_call: "go", many_steps: "steps=5" };
 const SAMPLING_INTERVAL_US = 100;
 const WATCH = /generateText|callTool|runExpert|callExpert|expert \[|handleRequest|createMcpHandler|parse|safeParse|validate|fetch/;
@@ -28,19 +24,10 @@ class IsolateProfiler {
   static async open(name: string, pgid: number): Promise<IsolateProfiler> {
     const inspector = await InspectorSession.open(await inspectorPortOf(pgid));
     try {
-      const scripts: Array<{ scriptId: string; url: string }> = [];
-      inspector.on((method, params) => {
-        if (method === "Debugger.scriptParsed") scripts.push(scriptParsedSchema.parse(params));
-      });
-      await inspector.send("Debugger.enable");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const bundle = scripts.filter((s) => s.url.endsWith(".js")).at(-1) ?? scripts.at(-1);
-      if (!bundle) throw new Error(`the ${name} inspector reported no script`);
-      const source = z.object({ scriptSource: z.string() }).parse(await inspector.send("Debugger.getScriptSource", { scriptId: bundle.scriptId }));
-      await inspector.send("Debugger.disable");
+      const bundle = await inspector.workerBundle(name);
       await inspector.send("Profiler.enable");
       await inspector.send("Profiler.setSamplingInterval", { interval: SAMPLING_INTERVAL_US });
-      return new IsolateProfiler(inspector, bundle.scriptId, source.scriptSource, name);
+      return new IsolateProfiler(inspector, bundle.scriptId, bundle.source, name);
     } catch (error) {
       inspector.close();
       throw error;
@@ -58,9 +45,7 @@ class IsolateProfiler {
    */
   async stop(): Promise<{ byTime: Attribution; bySamples: Attribution; path: string }> {
     const { profile: raw } = z.object({ profile: z.unknown() }).parse(await this.inspector.send("Profiler.stop"));
-    const path = join(tmpdir(), `slipsnisse-${this.name}-${Date.now()}.cpuprofile`);
-    await writeFile(path, JSON.stringify(raw));
-    await writeFile(`${path}.bundle.js`, this.source);
+    const path = await keepProfile(this.name, raw, this.source);
     const profile = cpuProfileSchema.parse(raw);
     const map = moduleMap(this.source);
     const uniform = { ...profile, timeDeltas: profile.timeDeltas.map(() => SAMPLING_INTERVAL_US) };

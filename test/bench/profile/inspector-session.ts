@@ -1,7 +1,10 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 
 const targetsSchema = z.array(z.looseObject({ webSocketDebuggerUrl: z.string().optional(), title: z.string().optional() }));
+const scriptParsedSchema = z.looseObject({ scriptId: z.string(), url: z.string() });
 const messageSchema = z.looseObject({
   id: z.number().optional(),
   method: z.string().optional(),
@@ -67,7 +70,34 @@ export class InspectorSession {
     return reply;
   }
 
+  /**
+   * The Worker's bundle as the isolate runs it (its script id and source, for attributing a
+   * profile to modules): the debugger replays every parsed script when enabled, and the bundle
+   * is the last `.js` among them.
+   */
+  async workerBundle(label: string): Promise<{ scriptId: string; source: string }> {
+    const scripts: Array<{ scriptId: string; url: string }> = [];
+    this.on((method, params) => {
+      if (method === "Debugger.scriptParsed") scripts.push(scriptParsedSchema.parse(params));
+    });
+    await this.send("Debugger.enable");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const bundle = scripts.filter((s) => s.url.endsWith(".js")).at(-1) ?? scripts.at(-1);
+    if (!bundle) throw new Error(`the ${label} inspector reported no script`);
+    const { scriptSource } = z.object({ scriptSource: z.string() }).parse(await this.send("Debugger.getScriptSource", { scriptId: bundle.scriptId }));
+    await this.send("Debugger.disable");
+    return { scriptId: bundle.scriptId, source: scriptSource };
+  }
+
   close(): void {
     this.socket.close();
   }
+}
+
+/** Keeps a raw profile in the temp directory, its bundle beside it (`<path>.bundle.js`), for reading later; returns its path. */
+export async function keepProfile(name: string, raw: unknown, bundleSource: string): Promise<string> {
+  const path = join(tmpdir(), `slipsnisse-${name}-${Date.now()}.cpuprofile`);
+  await writeFile(path, JSON.stringify(raw));
+  await writeFile(`${path}.bundle.js`, bundleSource);
+  return path;
 }
