@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { serveStatelessRequest } from "../fixtures/stateless-mcp-request";
 
 /**
  * Downstream servers shaped like real ones (a code host, a tracker, a wiki): many tools with
@@ -82,13 +83,7 @@ export async function startManyToolsServer(name: string, nouns: string[]): Promi
         if (method === "tools/call") counts.toolsCall += 1;
       }
       const server = buildServer(name, tools);
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on("close", () => {
-        void transport.close();
-        void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body);
+      await serveStatelessRequest(server, req, res, body);
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();

@@ -6,6 +6,7 @@ import { OAuth2Server } from "oauth2-mock-server";
 import { z } from "zod";
 import { readJsonBody } from "../../fixtures/fixture-stats";
 import { listenOnLoopback, type LoopbackServer } from "../../fixtures/loopback-http";
+import { serveStatelessRequest } from "../../fixtures/stateless-mcp-request";
 
 export interface MockOAuthDownstream {
   /** An MCP server whose authorization server offers `client_credentials`. */
@@ -119,13 +120,7 @@ export async function startMockOAuthDownstream(): Promise<MockOAuthDownstream> {
         content: [{ type: "text", text: `client ${clientId}` }],
       }));
     }
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await serveStatelessRequest(server, req, res, body);
   });
   const { origin } = resource;
   return {
