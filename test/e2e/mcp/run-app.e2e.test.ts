@@ -14,6 +14,8 @@ import { sharedDevTeamServer, type DevTeamServer } from "../oauth/dev-team-serve
 /** This file's skill on the shared team server. */
 const SKILL = "run-app-e2e";
 const RUN_APP_URI = "ui://slipsnisse/run-view.html";
+/** The three experts' budget: a tool step and an answer, at most. */
+const BUDGET = { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 };
 /** Hostile text in the model's answer and in a tool's result: it must show as text, never run. */
 const HOSTILE = `</script><script>document.body.dataset.pwned="script"</script><img src=x onerror="document.body.dataset.pwned='img'"> <b>bold?</b>`;
 
@@ -88,21 +90,21 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
             description: "Echoes through the fixture, then answers.",
             model: "fake-trace",
             internal_tools: { fx: ["echo"] },
-            budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+            budget: BUDGET,
           }),
           fakeModelExpert(model, {
             name: "asker",
             description: "Asks the user before it answers.",
             model: "fake-ask",
             ask_back: true,
-            budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+            budget: BUDGET,
           }),
           fakeModelExpert(model, {
             name: "cleaner",
             description: "Erases records on request, once approved.",
             model: "fake-clean",
             internal_tools: { fx: ["erase"] },
-            budget: { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 },
+            budget: BUDGET,
           }),
         ],
       }),
