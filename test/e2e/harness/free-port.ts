@@ -12,7 +12,7 @@ export async function freePort(): Promise<number> {
  * can be handed the same port, since the first is released before the second is asked for (an
  * SDK example server was once given one port for both its listeners and failed to start).
  */
-export async function freePorts(count: number): Promise<number[]> {
+async function freePorts(count: number): Promise<number[]> {
   const servers: Server[] = [];
   try {
     const ports: number[] = [];
