@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { recordSeen } from "./auth/member-directory";
-import { type UserProps, userPropsSchema } from "./auth/user-props";
+import { signedInUser, type UserProps } from "./auth/user-props";
 import { jsonBodiesOnly } from "./admin/json-content-type";
 import { ownDataRoutes } from "./admin/own-data-routes";
 import type { OAuthHelpersSource } from "./admin/routes/member-routes";
@@ -32,17 +32,17 @@ export function createApp(options: AppOptions = {}): Hono<AppBindings> {
   app.route("/admin", dashboardRoutes(options.oauthHelpers));
   app.route("/connect", connectRoutes());
 
-  const signedIn = (props: unknown) => userPropsSchema.safeParse(props);
   const mcp = (request: Request, env: Env, ctx: ExecutionContext) => {
-    const user = signedIn(ctx.props);
-    if (user.success) markSeen(env, ctx, user.data);
-    return user.success ? serveMcp(request, env, ctx, user.data) : unauthorized();
+    const user = signedInUser(ctx.props);
+    if (user === undefined) return unauthorized();
+    markSeen(env, ctx, user);
+    return serveMcp(request, env, ctx, user);
   };
   const sse = (request: Request, env: Env, ctx: ExecutionContext) => {
-    const user = signedIn(ctx.props);
-    if (!user.success) return unauthorized();
-    markSeen(env, ctx, user.data);
-    return sseAccessRefusal(request, env, user.data).then((refused) => refused ?? serveLegacySse(request, env, user.data));
+    const user = signedInUser(ctx.props);
+    if (user === undefined) return unauthorized();
+    markSeen(env, ctx, user);
+    return sseAccessRefusal(request, env, user).then((refused) => refused ?? serveLegacySse(request, env, user));
   };
   app.all("/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
   app.all("/s/:skill/mcp", (c) => mcp(c.req.raw, c.env, c.executionCtx as ExecutionContext));
@@ -59,7 +59,8 @@ export interface AppOptions {
 
 /** Members' last-seen time, off the response path and throttled per user (recordSeen). */
 function markSeen(env: Env, ctx: ExecutionContext, user: UserProps): void {
-  ctx.waitUntil(recordSeen(env.DB, user, Date.now()).catch((error: unknown) => log("warn", "member last-seen not recorded", { error: String(error) })));
+  const write = recordSeen(env.DB, user, Date.now());
+  if (write !== null) ctx.waitUntil(write.catch((error: unknown) => log("warn", "member last-seen not recorded", { error: String(error) })));
 }
 
 function unauthorized(): Response {

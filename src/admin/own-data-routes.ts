@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { type UserProps, userPropsSchema } from "../auth/user-props";
+import { signedInUser, type UserProps } from "../auth/user-props";
 import { getSkill, listSkills } from "../catalog/catalog-store";
 import { canUseSkill } from "../catalog/skill-access";
 import { sessionStub } from "../experts/session/session-name";
@@ -26,10 +26,10 @@ const runIdSchema = z.uuid();
 export function ownDataRoutes(): Hono<OwnEnv> {
   const routes = new Hono<OwnEnv>();
   routes.use("*", async (c, next) => {
-    const user = userPropsSchema.safeParse(c.executionCtx.props);
-    if (!user.success)
+    const user = signedInUser(c.executionCtx.props);
+    if (user === undefined)
       return c.json({ error: "Sign-in required.", fix: "Send Authorization: Bearer <your access token>, the one your MCP client got at sign-in." }, 401);
-    c.set("user", user.data);
+    c.set("user", user);
     await next();
   });
 

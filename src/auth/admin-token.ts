@@ -1,6 +1,6 @@
 import { readSecret } from "../env";
 import { ADMIN_API_PREFIX } from "./admin-api-refusal";
-import type { UserProps } from "./user-props";
+import { type UserProps, vouchFor } from "./user-props";
 
 /**
  * Automation (the CLI, CI) authenticates to the admin API with the ADMIN_TOKEN secret as a
@@ -13,7 +13,7 @@ export async function adminTokenUser(request: Request, env: Env): Promise<UserPr
   const header = request.headers.get("authorization");
   const presented = header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
   if (!expected || !presented) return null;
-  return (await sameSecret(presented, expected)) ? { userId: "admin-token", login: "admin-token", role: "admin" } : null;
+  return (await sameSecret(presented, expected)) ? vouchFor({ userId: "admin-token", login: "admin-token", role: "admin" }) : null;
 }
 
 /** Compares digests so neither the length nor the content of the secret leaks through timing. */

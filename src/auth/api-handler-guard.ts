@@ -1,5 +1,5 @@
 import { contextWithProps } from "../execution-context";
-import { userPropsSchema, type UserProps } from "./user-props";
+import { userPropsSchema, type UserProps, vouchFor } from "./user-props";
 
 /** What the lead's MCP/admin handler implements: `ctx.props` is the signed-in user. */
 export interface AuthenticatedApiHandler {
@@ -27,7 +27,7 @@ export function guardApiHandler(inner: AuthenticatedApiHandler, resourceMetadata
           },
         });
       }
-      return inner.fetch(withoutCredentials(request), env, contextWithProps(ctx, props.data));
+      return inner.fetch(withoutCredentials(request), env, contextWithProps(ctx, vouchFor(props.data)));
     },
   };
 }

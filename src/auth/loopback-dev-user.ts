@@ -1,6 +1,6 @@
 import { isLocalDevelopment } from "../env";
 import { isLoopbackHost } from "./loopback-host";
-import type { UserProps } from "./user-props";
+import { type UserProps, vouchFor } from "./user-props";
 
 /**
  * Unauthenticated access for local development only: the Worker must be in a local
@@ -12,5 +12,5 @@ export function loopbackDevUser(request: Request, env: Env): UserProps | null {
   if (!isLocalDevelopment(env) || env.AUTH !== "none") return null;
   const host = new URL(request.url).hostname;
   if (!isLoopbackHost(host)) return null;
-  return { userId: "local:dev", login: "dev", role: "admin" };
+  return vouchFor({ userId: "local:dev", login: "dev", role: "admin" });
 }

@@ -36,21 +36,22 @@ export async function recordSignIn(db: D1Database, user: UserProps, now: number)
  * On API use: marks the member seen, at most once per MEMBER_SEEN_INTERVAL_MS per user and
  * isolate, and the UPDATE itself writes only when the stored time is older than that, so many
  * isolates add no more than one write per interval each. A user signed in before this table
- * existed gets their row here. Returns whether it went to D1.
+ * existed gets their row here. Returns the write to D1, or null when the throttle skipped it
+ * (decided without a promise: every MCP request of a member asks).
  */
-export async function recordSeen(db: D1Database, user: UserProps, now: number): Promise<boolean> {
+export function recordSeen(db: D1Database, user: UserProps, now: number): Promise<void> | null {
   const last = lastWritten.get(user.userId);
-  if (last !== undefined && now - last < MEMBER_SEEN_INTERVAL_MS) return false;
+  if (last !== undefined && now - last < MEMBER_SEEN_INTERVAL_MS) return null;
   if (lastWritten.size >= MAX_REMEMBERED) lastWritten.clear();
   lastWritten.set(user.userId, now);
-  await db
+  return db
     .prepare(
       `INSERT INTO ${table} (user_id, login, email, role, idp, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
        ON CONFLICT (user_id) DO UPDATE SET last_seen_at = excluded.last_seen_at WHERE last_seen_at < ?7`,
     )
     .bind(user.userId, user.login, user.email ?? null, user.role, user.idp ?? null, now, now - MEMBER_SEEN_INTERVAL_MS)
-    .run();
-  return true;
+    .run()
+    .then(() => undefined);
 }
 
 /** Forgets this isolate's throttle (tests that inject the clock). */

@@ -19,3 +19,24 @@ export const userPropsSchema = z.object({
 
 export type UserProps = z.infer<typeof userPropsSchema>;
 export type Role = UserProps["role"];
+
+/**
+ * Users the auth layer in front of the routes made in this isolate: the grant's props as the API
+ * guard parsed them, the loopback dev user, the admin token's user. The routes behind it read
+ * `ctx.props` again, and one vouched for here is taken as it is rather than parsed a second time
+ * on every request (a WeakMap: only these very objects, never a copy or a look-alike).
+ */
+const vouched = new WeakMap<object, UserProps>();
+
+export function vouchFor(user: UserProps): UserProps {
+  vouched.set(user, user);
+  return user;
+}
+
+/** The signed-in user in `props`: as vouched for, else parsed; undefined when they do not parse. */
+export function signedInUser(props: unknown): UserProps | undefined {
+  const known = typeof props === "object" && props !== null ? vouched.get(props) : undefined;
+  if (known !== undefined) return known;
+  const parsed = userPropsSchema.safeParse(props);
+  return parsed.success ? parsed.data : undefined;
+}

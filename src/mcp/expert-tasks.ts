@@ -76,8 +76,12 @@ const listParamsSchema = z.object({ cursor: z.string().max(100).optional() });
  */
 export async function serveTaskRequest(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
   if (!request.headers.get("mcp-protocol-version")?.startsWith("2025-")) return null;
-  // Most messages are not task traffic: skip the parse unless the body could be.
-  if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
+  // Most messages are not task traffic: skip the parse unless the body could be. A call is task
+  // traffic when it asks for one (`task` in its params) or calls an expert that requires one.
+  if (!body.includes('"tasks/')) {
+    if (!body.includes('"tools/call"')) return null;
+    if (!body.includes('"task"') && !context.skill.config.experts.some((expert) => expert.task === "required")) return null;
+  }
   const json = body.json();
   if (json === undefined) return null;
   const answered = await answerTaskMessage(json, context);

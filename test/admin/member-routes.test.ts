@@ -99,9 +99,9 @@ describe("members", () => {
     forgetSeenThrottle();
     const user: UserProps = { userId: "dev-kim", login: "kim", role: "member" };
     const t0 = Date.UTC(2026, 10, 23, 12);
-    expect(await recordSeen(env.DB, user, t0)).toBe(true);
-    expect(await recordSeen(env.DB, user, t0 + 1000)).toBe(false);
-    expect(await recordSeen(env.DB, user, t0 + MEMBER_SEEN_INTERVAL_MS + 1)).toBe(true);
+    await expect(recordSeen(env.DB, user, t0)).resolves.toBeUndefined();
+    expect(recordSeen(env.DB, user, t0 + 1000)).toBeNull();
+    await expect(recordSeen(env.DB, user, t0 + MEMBER_SEEN_INTERVAL_MS + 1)).resolves.toBeUndefined();
     const row = await env.DB.prepare("SELECT first_seen_at, last_seen_at FROM members WHERE user_id = 'dev-kim'").first();
     expect(row).toEqual({ first_seen_at: t0, last_seen_at: t0 + MEMBER_SEEN_INTERVAL_MS + 1 });
   });

@@ -15,11 +15,12 @@ const MAX_CALLS_PER_DRAIN = 100;
  */
 export const BATCH_WINDOW_MS = 250;
 /**
- * After the feed said no page is watching, the end of a run it never heard of (the run ended
- * within the window) is not sent for this long: no page would draw it, and a page opened later
- * lists it from the run index (src/dashboard/pages/live-pages.ts). The next call that must go
- * anyway (a run's start or step, or this long later) asks again, so a page opened meanwhile
- * misses at most this long of such short runs until it is reloaded.
+ * After the feed said no page is watching, runs that start within this long are held in the
+ * session instead of queued (LivePublisher.hold): one that ends within BATCH_WINDOW_MS sends
+ * nothing (no page would draw it, and a page opened later lists it from the run index,
+ * src/dashboard/pages/live-pages.ts); a longer one is sent from then on as usual. The first run
+ * after this long goes the usual way and asks again, so a page opened meanwhile misses at most
+ * this long of such short runs until it is reloaded.
  */
 export const UNWATCHED_RECHECK_MS = 1_000;
 /** Runs whose start reached the feed, remembered until their end goes (bounded: a feed, not a record). */
@@ -55,6 +56,10 @@ export class LivePublisher {
   private unwatchedAt: number | undefined;
   /** Runs whose start the feed has (their end must go, to close them on the page). */
   private readonly announced = new Set<string>();
+  /** Runs started while nobody watched, not sent yet (hold). */
+  private readonly held = new Map<string, HeldRun>();
+  /** A timer to release held runs is set. */
+  private releasing = false;
 
   constructor(
     private readonly env: Env,
@@ -62,33 +67,29 @@ export class LivePublisher {
   ) {}
 
   started(start: LiveRunStart): void {
-    this.send(() => ({
-      type: "run-started",
-      at: Date.now(),
-      run: {
-        runId: start.runId,
-        skill: cutName(start.skill),
-        expert: cutName(start.expert),
-        user: liveUser(start.user),
-        startedAt: start.startedAt,
-        maxSteps: start.maxSteps,
-        step: 0,
-        activity: "starting",
-        updatedAt: start.startedAt,
-      },
-    }));
+    if (this.unwatchedAt !== undefined && Date.now() - this.unwatchedAt < UNWATCHED_RECHECK_MS) {
+      this.hold(start);
+      return;
+    }
+    this.send(() => startedEvent(start));
   }
 
   step(runId: string, progress: StepProgress): void {
-    this.send(() => ({ type: "run-step", at: Date.now(), runId, step: progress.step, maxSteps: progress.maxSteps, activity: cutName(progress.message) }));
+    const held = this.held.get(runId);
+    if (held !== undefined) held.step = progress;
+    else this.send(() => stepEvent(runId, progress));
   }
 
   /** What the run waits on from now (RunWaits calls it as a wait begins or ends); null between waits. */
   waiting(runId: string, waiting: LiveWait | null): void {
-    this.send(() => ({ type: "run-waiting", at: Date.now(), runId, waiting }));
+    const held = this.held.get(runId);
+    if (held !== undefined) held.waiting = waiting;
+    else this.send(() => waitingEvent(runId, waiting));
   }
 
   ended(start: Omit<LiveRunStart, "startedAt" | "maxSteps">, result: ExpertRunResult, steps: readonly StepRecord[], endedAt: number): void {
+    // A held run ended before anyone could be shown it: nothing of it is sent (see UNWATCHED_RECHECK_MS).
+    if (this.held.delete(start.runId)) return;
     this.send(() => ({
       type: "run-ended",
       at: endedAt,
@@ -109,21 +110,79 @@ export class LivePublisher {
     }));
   }
 
-  private send(event: () => LiveEvent): void {
-    try {
-      const next = event();
-      if (this.queue.length === 0) this.queuedSince = Date.now();
-      if (next.type === "run-ended") {
-        // The end supersedes whatever of its run is still waiting: a run that ends within the
-        // wait reaches the feed as its end alone, which the feed need not store.
-        this.remove((queued) => (queued.type === "run-started" ? queued.run.runId : queued.runId) === next.runId);
-      } else if (next.type === "run-step" || next.type === "run-waiting") {
-        // A step (or wait) still queued is replaced by its run's later one: the admin sees the latest.
-        this.remove((queued) => queued.type === next.type && queued.runId === next.runId);
+  /**
+   * A run started while the feed recently said nobody watches: kept here, not queued, and sent
+   * as its start with its latest step and wait once it has lasted BATCH_WINDOW_MS (what the
+   * queue would have done), so a page opened meanwhile still shows it. A run that ends sooner
+   * costs a map entry: no event, no drain, no timer of its own.
+   */
+  private hold(start: LiveRunStart): void {
+    if (this.held.size >= MAX_ANNOUNCED) {
+      const oldest = this.held.keys().next();
+      if (!oldest.done) this.held.delete(oldest.value);
+    }
+    this.held.set(start.runId, { start, heldAt: Date.now() });
+    this.armRelease(BATCH_WINDOW_MS);
+  }
+
+  private armRelease(ms: number): void {
+    if (this.releasing) return;
+    this.releasing = true;
+    this.state.waitUntil(
+      new Promise<void>((resolve) => {
+        setTimeout(() => {
+          this.releasing = false;
+          this.release();
+          resolve();
+        }, ms);
+      }),
+    );
+  }
+
+  /** Sends the held runs that have lasted the window, in one call (in the order they started); waits again for the rest. */
+  private release(): void {
+    const now = Date.now();
+    const due: HeldRun[] = [];
+    for (const [runId, held] of this.held) {
+      const left = held.heldAt + BATCH_WINDOW_MS - now;
+      if (left > 0) {
+        this.armRelease(left);
+        break;
       }
-      this.queue.push(next);
+      this.held.delete(runId);
+      due.push(held);
+    }
+    const first = due[0];
+    if (first === undefined) return;
+    this.send(
+      () =>
+        due.flatMap(({ start, step, waiting }) => [
+          startedEvent(start),
+          ...(step === undefined ? [] : [stepEvent(start.runId, step)]),
+          ...(waiting === undefined ? [] : [waitingEvent(start.runId, waiting)]),
+        ]),
+      first.heldAt,
+    );
+  }
+
+  /** `since`: when the events arose, for ones that waited elsewhere first (held runs'). */
+  private send(events: () => LiveEvent | LiveEvent[], since = Date.now()): void {
+    try {
+      const made = events();
+      if (this.queue.length === 0) this.queuedSince = since;
+      for (const next of Array.isArray(made) ? made : [made]) {
+        if (next.type === "run-ended") {
+          // The end supersedes whatever of its run is still waiting: a run that ends within the
+          // wait reaches the feed as its end alone, which the feed need not store.
+          this.remove((queued) => (queued.type === "run-started" ? queued.run.runId : queued.runId) === next.runId);
+        } else if (next.type === "run-step" || next.type === "run-waiting") {
+          // A step (or wait) still queued is replaced by its run's later one: the admin sees the latest.
+          this.remove((queued) => queued.type === next.type && queued.runId === next.runId);
+        }
+        this.queue.push(next);
+        if (this.sending && next.type === "run-ended") this.wake?.();
+      }
       if (!this.sending) this.state.waitUntil(this.drain());
-      else if (next.type === "run-ended") this.wake?.();
     } catch (error) {
       log("warn", "live feed event not sent", { error: String(error) });
     }
@@ -191,6 +250,39 @@ export class LivePublisher {
       this.wake = undefined;
     });
   }
+}
+
+interface HeldRun {
+  start: LiveRunStart;
+  heldAt: number;
+  step?: StepProgress;
+  waiting?: LiveWait | null;
+}
+
+function startedEvent(start: LiveRunStart): LiveEvent {
+  return {
+    type: "run-started",
+    at: Date.now(),
+    run: {
+      runId: start.runId,
+      skill: cutName(start.skill),
+      expert: cutName(start.expert),
+      user: liveUser(start.user),
+      startedAt: start.startedAt,
+      maxSteps: start.maxSteps,
+      step: 0,
+      activity: "starting",
+      updatedAt: start.startedAt,
+    },
+  };
+}
+
+function stepEvent(runId: string, progress: StepProgress): LiveEvent {
+  return { type: "run-step", at: Date.now(), runId, step: progress.step, maxSteps: progress.maxSteps, activity: cutName(progress.message) };
+}
+
+function waitingEvent(runId: string, waiting: LiveWait | null): LiveEvent {
+  return { type: "run-waiting", at: Date.now(), runId, waiting };
 }
 
 function liveUser(user: UserProps): { id: string; login: string } {

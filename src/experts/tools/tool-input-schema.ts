@@ -10,6 +10,21 @@ import type { DownstreamTool } from "../../downstream/downstream-types";
  * validator is used because Ajv compiles with `new Function`, which workerd forbids.
  */
 export function toolInputSchema(inputSchema: DownstreamTool["inputSchema"]): Schema<unknown> {
+  const cached = adapted.get(inputSchema);
+  if (cached !== undefined) return cached;
+  const schema = adaptSchema(inputSchema);
+  adapted.set(inputSchema, schema);
+  return schema;
+}
+
+/**
+ * By the listing's own schema object: the pool hands every run the same listing until it is
+ * fetched again, and compiling a validator cost more per run than the run's own tool calls
+ * (the schema and its validator hold no state between validations).
+ */
+const adapted = new WeakMap<DownstreamTool["inputSchema"], Schema<unknown>>();
+
+function adaptSchema(inputSchema: DownstreamTool["inputSchema"]): Schema<unknown> {
   // MCP guarantees an object schema (type "object"); the SDK's parser already checked its shape.
   const schema = inputSchema as JSONSchema7;
   const validator = compile(inputSchema);

@@ -24,13 +24,28 @@ export function modelSafeToolName(name: string, taken: Set<string>): string {
   return candidate;
 }
 
+/**
+ * Compiled globs, by pattern. Patterns come from the catalog (whitelists, policies, eval
+ * assertions), so the set is small; every run matches its expert's whitelist and the skill's
+ * policy again, and compiling each time cost more than the match. Bounded all the same: a
+ * catalog with more patterns than this only compiles again.
+ */
+const compiledGlobs = new Map<string, RegExp>();
+const MAX_COMPILED_GLOBS = 1_000;
+
 /** Glob over `server__tool` names: `*` any run of characters, `?` one character. */
 export function globToRegExp(pattern: string): RegExp {
+  const cached = compiledGlobs.get(pattern);
+  if (cached !== undefined) return cached;
   const body = pattern
     .split("")
     .map((ch) => (ch === "*" ? ".*" : ch === "?" ? "." : ch.replace(/[.+^${}()|[\]\\]/g, "\\$&")))
     .join("");
-  return new RegExp(`^${body}$`);
+  // No `g` or `y` flag: the RegExp keeps no lastIndex between tests, so one instance is shared.
+  const compiled = new RegExp(`^${body}$`);
+  if (compiledGlobs.size >= MAX_COMPILED_GLOBS) compiledGlobs.clear();
+  compiledGlobs.set(pattern, compiled);
+  return compiled;
 }
 
 export function matchesAny(name: string, patterns: readonly string[]): boolean {

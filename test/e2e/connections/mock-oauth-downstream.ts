@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createPublicKey, verify, type JsonWebKey } from "node:crypto";
 import { OAuth2Server } from "oauth2-mock-server";
 import { z } from "zod";

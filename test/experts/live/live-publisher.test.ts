@@ -206,6 +206,40 @@ describe("LivePublisher", () => {
     expect(sent).toEqual(["run-ended short-1", "run-started long", "run-ended long", "run-ended short-3"]);
   });
 
+  it("while no page watches, a run that ends within the window queues nothing; one that lasts it goes with its latest step and wait", async () => {
+    let watching = false;
+    const { publisher, calls, kept, names } = recordingPublisher(() => watching);
+    const run = (runId: string) => ({ ...start, runId });
+    const end = (runId: string) => publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
+    publisher.started(run("first"));
+    end("first");
+    await Promise.all(kept);
+    expect(calls).toHaveLength(1);
+    // The feed said no one watches: twenty short runs hand waitUntil one timer of the window between them, and no drain.
+    const handed = kept.length;
+    for (let i = 0; i < 20; i += 1) {
+      publisher.started(run(`short-${i}`));
+      publisher.waiting(`short-${i}`, { on: "model", since: 1 });
+      publisher.step(`short-${i}`, { step: 1, maxSteps: 2, message: "writing the answer" });
+      end(`short-${i}`);
+    }
+    expect(kept.length).toBe(handed + 1);
+    await Promise.all(kept);
+    expect(calls).toHaveLength(1);
+    // A run held past the window is sent as the queue would have sent it: its start, latest step and wait.
+    watching = true;
+    publisher.started(run("long"));
+    publisher.step("long", { step: 1, maxSteps: 2, message: "calling a" });
+    publisher.step("long", { step: 2, maxSteps: 2, message: "calling b" });
+    publisher.waiting("long", { on: "model", since: 2 });
+    await waitFor("the long run's start", () => (calls.length === 2 ? true : undefined), 5_000);
+    expect(names()).toEqual([["run-ended"], ["run-started", "step 2", "run-waiting"]]);
+    expect(calls[1]?.[0]?.type === "run-started" && calls[1][0].run.runId).toBe("long");
+    end("long");
+    await Promise.all(kept);
+    expect(names()[2]).toEqual(["run-ended"]);
+  });
+
   it("sends a run that ends within the batch window as its end alone, in one call", async () => {
     const { publisher, kept, names } = recordingPublisher();
     publisher.started(start);

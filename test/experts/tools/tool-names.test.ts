@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isToolAllowed, modelSafeToolName } from "../../../src/experts/tools/tool-names";
+import { globToRegExp, isToolAllowed, modelSafeToolName } from "../../../src/experts/tools/tool-names";
 
 describe("isToolAllowed", () => {
   const policy = { allowed: ["docs__*", "web__fetch"], blocked: ["*__delete*"] };
@@ -25,5 +25,19 @@ describe("modelSafeToolName", () => {
     expect(modelSafeToolName("docs__pages.get", taken)).toBe("docs__pages_get");
     expect(modelSafeToolName("docs__pages_get", taken)).toBe("docs__pages_get_2");
     expect(modelSafeToolName(`s__${"x".repeat(80)}`, taken)).toHaveLength(64);
+  });
+});
+
+describe("globToRegExp", () => {
+  it("compiles a pattern once and gives the same answers from the shared instance every time", () => {
+    const pattern = globToRegExp("docs__se?rch*");
+    expect(globToRegExp("docs__se?rch*")).toBe(pattern);
+    // A shared RegExp with state (a `g` flag) would alternate between true and false here.
+    for (let i = 0; i < 3; i += 1) {
+      expect(pattern.test("docs__search_all")).toBe(true);
+      expect(pattern.test("docs__seXrch")).toBe(true);
+      expect(pattern.test("web__search")).toBe(false);
+    }
+    expect(globToRegExp("docs__se?rch")).not.toBe(pattern);
   });
 });
