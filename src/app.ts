@@ -36,7 +36,7 @@ export function createApp(options: AppOptions = {}): Hono<AppBindings> {
     const user = signedInUser(ctx.props);
     if (user === undefined) return unauthorized();
     markSeen(env, ctx, user);
-    return serveMcp(request, env, ctx, user);
+    return serveMcp(request, env, user);
   };
   const sse = (request: Request, env: Env, ctx: ExecutionContext) => {
     const user = signedInUser(ctx.props);

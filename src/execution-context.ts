@@ -1,8 +1,7 @@
 /**
  * An execution context with other `props`. Used where identity crosses a layer: the auth
- * guard hands the API handler only the validated user, and the MCP endpoint hands the MCP
- * handler only what its tools need. The platform's ctx may carry more (the OAuth library's
- * `ctx.auth` holds the raw token), so nothing is copied that is not listed here.
+ * guard hands the API handler only the validated user. The platform's ctx may carry more (the
+ * OAuth library's `ctx.auth` holds the raw token), so nothing is copied that is not listed here.
  */
 export function contextWithProps<P>(ctx: ExecutionContext, props: P): ExecutionContext<P> {
   return {

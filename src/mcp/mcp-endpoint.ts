@@ -1,10 +1,9 @@
-import { createMcpHandler, getMcpAuthContext, type StatelessMcpHandler } from "agents/mcp/server";
+import { createMcpHandler, type StatelessMcpHandler } from "agents/mcp/server";
 import { onSkillChanged } from "../catalog/skill-change-events";
 import type { UserProps } from "../auth/user-props";
 import { loadSkill, type CompiledSkill } from "../catalog/compiled-skill-cache";
 import { canUseSkill } from "../catalog/skill-access";
 import { accessRefused } from "./skill-access-gate";
-import { contextWithProps } from "../execution-context";
 import { sessionStub } from "../experts/session/session-name";
 import { browserOriginRefusal } from "./browser-origin";
 import { cachedListings, type CachedListings } from "../experts/tools/expert-tool-annotations";
@@ -60,15 +59,15 @@ interface RequestProps {
 }
 
 /**
- * The props serveMcp hands the MCP handler. The factory accepts only objects issued here (the
- * user was validated by the auth layer, the skill by the catalog cache), which is a stricter
- * check than re-parsing them with zod on every request, and costs a lookup.
+ * What serveMcp hands the MCP server factory, by the very Request it passes the handler (the SDK
+ * gives the factory that Request as `requestInfo`). Only requests issued here have props (the
+ * user was validated by the auth layer, the skill by the catalog cache), a stricter check than
+ * re-parsing them with zod on every request, and it costs a lookup.
  */
-const issuedProps = new WeakMap<object, RequestProps>();
+const issuedProps = new WeakMap<Request, RequestProps>();
 
-function requestProps(): RequestProps {
-  const props = getMcpAuthContext()?.props;
-  const issued = props ? issuedProps.get(props) : undefined;
+function requestProps(request: Request | undefined): RequestProps {
+  const issued = request === undefined ? undefined : issuedProps.get(request);
   if (!issued) throw new UnissuedRequestPropsError();
   return issued;
 }
@@ -86,8 +85,8 @@ function handlerFor(path: string, env: Env): StatelessMcpHandler {
   let handler = handlers.get(path);
   if (!handler) {
     handler = createMcpHandler(
-      ({ era }) => {
-        const { user, skill, connection, listings, callStream, ui, calledTool: only } = requestProps();
+      ({ era, requestInfo }) => {
+        const { user, skill, connection, listings, callStream, ui, calledTool: only } = requestProps(requestInfo);
         return buildExpertServer({
           env,
           skill,
@@ -121,7 +120,7 @@ export function skillFromPath(pathname: string): string | null {
   return match[1] ?? "default";
 }
 
-export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext, user: UserProps): Promise<Response> {
+export async function serveMcp(request: Request, env: Env, user: UserProps): Promise<Response> {
   const url = new URL(request.url);
   const skillName = skillFromPath(url.pathname);
   if (skillName === null) return new Response("Not Found", { status: 404 });
@@ -133,11 +132,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
   }
   // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
   if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);
-  // A context of our own: the handler reads identity from `props`, and nothing else of the
-  // inbound grant (in particular not the access token) reaches the MCP server or the tools.
   const connection = request.headers.get("mcp-session-id") ?? undefined;
   const props: RequestProps = { user, skill, ...(connection === undefined ? {} : { connection }) };
-  issuedProps.set(props, props);
   // A 2025-11-25 client resuming a call's stream after its connection dropped (resumable-calls.ts).
   const last = request.method === "GET" ? lastEventOf(request) : undefined;
   if (last) {
@@ -150,7 +146,8 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
       )
     );
   }
-  let bounded = request;
+  let forward = request;
+  let parsedBody: unknown;
   let cancels: Array<string | number> = [];
   let minted: string | undefined;
   if (request.method === "POST") {
@@ -190,9 +187,16 @@ export async function serveMcp(request: Request, env: Env, ctx: ExecutionContext
     const called = calledTool(body);
     if (called !== undefined) props.calledTool = called;
     if (mayListTools(body)) props.listings = await cachedListings(env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    bounded = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
+    // The body as parsed here goes to the SDK, which then reads and parses it no more: unparsed,
+    // its entry would tee the body to classify it and its transport read and parse it again.
+    // A body that is no JSON goes as it came, for the SDK to answer with its own parse error.
+    parsedBody = body.json();
+    if (parsedBody === undefined) forward = new Request(request.url, { method: "POST", headers: request.headers, body: body.bytes, signal: request.signal });
   }
-  const handled = await handlerFor(url.pathname, env)(bounded, env, contextWithProps(ctx, props));
+  // A context of our own: nothing of the inbound grant (in particular not the access token)
+  // reaches the MCP server or the tools, only the props issued here, looked up by this Request.
+  issuedProps.set(forward, props);
+  const handled = await handlerFor(url.pathname, env).fetch(forward, parsedBody === undefined ? undefined : { parsedBody });
   const response = withConnectionId(props.callStream ? props.callStream.attach(handled) : handled, minted);
   // createMcpHandler serves each POST on a fresh server, so a 2025 client's cancel reaches an
   // instance that never saw the call and aborts nothing there: the caller's own session (the

@@ -1,4 +1,4 @@
-import { createExecutionContext, env } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, inject, it } from "vitest";
 import { z } from "zod";
@@ -61,7 +61,7 @@ function fetchAs(user: UserProps, toolCallIds: Array<string | number>): typeof f
       const call = toolCallSchema.safeParse(JSON.parse(init.body));
       if (call.success) toolCallIds.push(call.data.id);
     }
-    return serveMcp(new Request(request, { headers }), env, createExecutionContext(), user);
+    return serveMcp(new Request(request, { headers }), env, user);
   };
 }
 
