@@ -26,29 +26,61 @@ export function guardedFetch(serverId: string, env: Env, resolve: HostResolver =
 export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostResolver = resolveOverHttps): OutboundFetch {
   const trusted = new Map<string, number>();
   return async (input, init) => {
-    let request = new Request(input, init);
     // A body given whole (the SDKs send JSON strings) can be sent again after a 307/308 as it
     // is; only a streamed one needs a clone per hop, which tees the stream.
     const body = init?.body ?? null;
     const whole = typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body);
-    const resendable = request.body === null || whole;
-    for (let hop = 0; ; hop++) {
-      const url = assertSafeOutboundUrl(request.url, env, refuse);
+    // The usual call (a URL and a whole body or none, as both SDKs send) goes out as given: a
+    // Request built here only to read its URL would be built again by fetch. A redirect builds one.
+    if (!(input instanceof Request) && (body === null || whole)) {
+      const url = assertSafeOutboundUrl(String(input), env, refuse);
       await assertResolvesPublic(refuse, url, env, resolve, trusted);
-      const response = await fetch(resendable ? request : request.clone(), { redirect: "manual" });
-      const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
-      if (location === null) return response;
-      await response.body?.cancel();
-      const next = new URL(location, url);
-      if (next.origin !== url.origin) {
-        throw refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
-      }
-      if (hop >= MAX_REDIRECTS) throw refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
-      if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
-      else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body: whole ? body : null });
-      else request = new Request(next, request);
+      const response = await fetch(input, { ...init, redirect: "manual" });
+      if (!REDIRECTS.has(response.status) || response.headers.get("location") === null) return response;
+      return followRedirects(new Request(input, init), response, url, { refuse, env, resolve, trusted }, whole ? body : null, true);
     }
+    const request = new Request(input, init);
+    const resendable = request.body === null || whole;
+    const first = await fetchHop(request, resendable, { refuse, env, resolve, trusted });
+    if (!REDIRECTS.has(first.response.status) || first.response.headers.get("location") === null) return first.response;
+    return followRedirects(request, first.response, first.url, { refuse, env, resolve, trusted }, whole ? body : null, resendable);
   };
+}
+
+interface Guard {
+  refuse: RefuseUrl;
+  env: Env;
+  resolve: HostResolver;
+  trusted: Map<string, number>;
+}
+
+async function fetchHop(request: Request, resendable: boolean, guard: Guard): Promise<{ response: Response; url: URL }> {
+  const url = assertSafeOutboundUrl(request.url, guard.env, guard.refuse);
+  await assertResolvesPublic(guard.refuse, url, guard.env, guard.resolve, guard.trusted);
+  const response = await fetch(resendable ? request : request.clone(), { redirect: "manual" });
+  return { response, url };
+}
+
+/**
+ * Follows a redirect `response` to `request` (sent to `url`) by hand, each hop checked as the
+ * first was. A redirect to another origin is refused: the configured headers may carry secrets
+ * meant for this origin only.
+ */
+async function followRedirects(request: Request, response: Response, url: URL, guard: Guard, body: BodyInit | null, resendable: boolean): Promise<Response> {
+  for (let hop = 0; ; hop++) {
+    const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
+    if (location === null) return response;
+    await response.body?.cancel();
+    const next = new URL(location, url);
+    if (next.origin !== url.origin) {
+      throw guard.refuse(url.origin, `it redirects to another origin (${next.origin}); set the configured URL to the final address`);
+    }
+    if (hop >= MAX_REDIRECTS) throw guard.refuse(url.origin, `more than ${MAX_REDIRECTS} redirects`);
+    if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
+    else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body });
+    else request = new Request(next, request);
+    ({ response, url } = await fetchHop(request, resendable, guard));
+  }
 }
 
 async function assertResolvesPublic(refuse: RefuseUrl, url: URL, env: Env, resolve: HostResolver, trusted: Map<string, number>): Promise<void> {

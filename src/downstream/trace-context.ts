@@ -45,8 +45,28 @@ export function fetchWithTraceparent(fetch: UrlFetch): UrlFetch {
   };
 }
 
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+/**
+ * Random bytes for span ids, drawn from the CSPRNG a page at a time: a span id per outbound
+ * request is no secret (it is sent with the request), and one call into the runtime per request
+ * cost more than the rest of the header. Each byte is used once.
+ */
+const pool = new Uint8Array(1024);
+let poolAt = pool.byteLength;
+
 function randomHex(bytes: number): string {
-  const value = crypto.getRandomValues(new Uint8Array(bytes));
-  const hex = [...value].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-  return /^0+$/.test(hex) ? `${hex.slice(0, -1)}1` : hex;
+  if (poolAt + bytes > pool.byteLength) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  let hex = "";
+  let zero = true;
+  for (let i = poolAt; i < poolAt + bytes; i += 1) {
+    const byte = pool[i] ?? 0;
+    if (byte !== 0) zero = false;
+    hex += HEX[byte];
+  }
+  poolAt += bytes;
+  // W3C Trace Context: an all-zero id is invalid.
+  return zero ? `${hex.slice(0, -1)}1` : hex;
 }
