@@ -132,6 +132,23 @@ export function capEventStream(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         if (ended) return;
+        if (skipping === undefined && !lastWasCr && eventBytes + chunk.byteLength <= maxBytes && chunk.indexOf(CR) === -1) {
+          // The usual chunk: LF line ends only (and not the LF of a CRLF split across chunks), and
+          // too short to take the event it is in past the cap. Nothing is cut, so only the last event boundary matters, found natively from the
+          // end instead of byte by byte (the loop below, for everything else).
+          const boundary = lastBoundary(chunk, lastWasEol);
+          if (boundary === -1) eventBytes += chunk.byteLength;
+          else {
+            eventBytes = chunk.byteLength - boundary - 1;
+            head = [];
+            headBytes = 0;
+          }
+          keepHead(chunk.subarray(boundary + 1));
+          lastWasEol = chunk[chunk.byteLength - 1] === LF || (chunk.byteLength === 0 && lastWasEol);
+          lastWasCr = false;
+          if (chunk.byteLength > 0) controller.enqueue(chunk);
+          return;
+        }
         let passFrom = 0;
         let eventStart = 0;
         for (let index = 0; index < chunk.byteLength; index++) {
@@ -196,6 +213,14 @@ export function capEventStream(
       },
     }),
   );
+}
+
+/** Where the last event of an LF-only chunk ends (its blank line's LF), or -1; `eolBefore`: the chunk follows a line end. */
+function lastBoundary(chunk: Uint8Array, eolBefore: boolean): number {
+  for (let at = chunk.lastIndexOf(LF); at >= 0; at = at === 0 ? -1 : chunk.lastIndexOf(LF, at - 1)) {
+    if (at === 0 ? eolBefore : chunk[at - 1] === LF) return at;
+  }
+  return -1;
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {

@@ -49,6 +49,25 @@ describe("per-event caps on an SSE stream", () => {
     });
   }
 
+  it("events each under the cap but together over it pass byte for byte, wherever the chunks split their blank lines", async () => {
+    const events = [message(1, "a".repeat(500)), message(2, "b".repeat(500)), message(3, "c"), message(4, "d".repeat(700))].join("");
+    for (const eol of ["\n", "\r\n", "\r"]) {
+      const text = events.replaceAll("\n", eol);
+      for (let size = 2; size <= 13; size += 1) expect(await throughGetStream(text, size), `chunks of ${size}, ${JSON.stringify(eol)}`).toBe(text);
+      for (const size of [256, 700, 1_024, 1_300, 3_000]) expect(await throughGetStream(text, size), `chunks of ${size}, ${JSON.stringify(eol)}`).toBe(text);
+    }
+  });
+
+  it("an event that grows past the cap over many small chunks is still cut, and the next one passes", async () => {
+    for (const size of [3, 64, 200]) {
+      const out = await throughGetStream(`${message(1, "ok")}${message(7, "x".repeat(1_500))}${message(8, "after")}`, size);
+      expect(out, `chunks of ${size}`).toContain("event: slipsnisse-cut\n\n");
+      expect(out).toContain('"id":7,"error"');
+      expect(out.startsWith(message(1, "ok"))).toBe(true);
+      expect(out.endsWith(message(8, "after"))).toBe(true);
+    }
+  });
+
   it("an oversized answer with its id first (jsonrpc, id, result) is replaced at once", async () => {
     const text = `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: "r-1", result: { text: "y".repeat(5_000) } })}\n\n`;
     expect(await throughGetStream(text, 64)).toContain('"id":"r-1","error"');
