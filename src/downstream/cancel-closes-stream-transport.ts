@@ -1,4 +1,4 @@
-import { isJSONRPCRequest, isJSONRPCResponse, ProtocolError } from "@modelcontextprotocol/client";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import type { JSONRPCMessage, MessageExtraInfo, RequestId, Transport, TransportSendOptions } from "@modelcontextprotocol/client";
 import { isMalformedMessage } from "./transport-failure";
 
@@ -43,7 +43,8 @@ export class CancelClosesStreamTransport implements Transport {
       this.onerror?.(error);
     };
     inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
-      if (isJSONRPCResponse(message) && message.id !== undefined) {
+      // Messages the SDK's transport parsed already: their shape tells a response (no schema parse per message).
+      if (!("method" in message) && "id" in message && message.id !== undefined) {
         this.streams.delete(message.id);
         this.malformed.delete(message.id);
       }
@@ -64,7 +65,8 @@ export class CancelClosesStreamTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (isJSONRPCRequest(message)) {
+    // The SDK's own outgoing message: a request is one with a method and an id.
+    if ("method" in message && "id" in message) {
       const stream = new AbortController();
       this.streams.set(message.id, stream);
       const requestSignal = options?.requestSignal ? AbortSignal.any([options.requestSignal, stream.signal]) : stream.signal;
