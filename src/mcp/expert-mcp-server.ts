@@ -105,8 +105,12 @@ export function buildExpertServer({
     // A catalog change swaps every expert tool (replaceExpertTools): one notification, not one per tool.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  registerRunResources(server, { env, skill: skill.name, user, ui });
-  if (ui) registerRunApp(server);
+  // A server built for one tools/call (stateless Streamable HTTP) answers only that call: the
+  // run resources and the run view are for the requests that read them.
+  if (calledTool === undefined) {
+    registerRunResources(server, { env, skill: skill.name, user, ui });
+    if (ui) registerRunApp(server);
+  }
   expertTools.set(
     server,
     registerExpertTools(server, {

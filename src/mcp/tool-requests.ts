@@ -11,7 +11,8 @@ export function mayListTools(body: PostedBody): boolean {
 
 /**
  * The tool a POST calls when it is one `tools/call` (not a batch): the per-request server then
- * registers only that expert's tool, since nothing else of it is read to answer the call.
+ * registers only that expert's tool (no run resources, no run view), since nothing else of it is
+ * read to answer the call.
  * Undefined for anything else, which gets every tool.
  */
 export function calledTool(body: PostedBody): string | undefined {
