@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { ADMIN_API_PREFIX } from "./auth/admin-api-refusal";
 import { adminTokenUser } from "./auth/admin-token";
 import { createOAuthWorker } from "./auth/create-oauth-worker";
 import { crossSiteRefusal } from "./auth/cross-site-request";
@@ -46,9 +47,10 @@ export default {
     if (request.method === "OPTIONS" && MCP_PATH.test(pathname)) return mcpPreflight(request, env, MCP_ALLOW);
     if (request.method === "OPTIONS" && SSE_PATH.test(pathname)) return mcpPreflight(request, env, sseAllow(pathname));
     // The token first: a change made with it is authored "admin-token" whether or not sign-in is on.
-    const tokenUser = await adminTokenUser(request, env);
+    // Only admin API paths take it (adminTokenUser checks again), so no other request waits on it.
+    const tokenUser = pathname.startsWith(ADMIN_API_PREFIX) ? await adminTokenUser(request, env) : null;
     if (tokenUser) return app.fetch(request, env, contextWithProps(ctx, tokenUser));
-    const loopbackUser = loopbackDevUser(request, env);
+    const loopbackUser = loopbackDevUser(request, env, url);
     // No credential is needed here, so a browser page on any site could act as the local admin.
     if (loopbackUser) return crossSiteRefusal(request) ?? app.fetch(request, env, contextWithProps(ctx, loopbackUser));
     return worker.fetch(request, env, ctx);

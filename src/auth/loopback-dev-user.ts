@@ -8,9 +8,9 @@ import { type UserProps, vouchFor } from "./user-props";
  * must go through OAuth. The Host check matters because `ENVIRONMENT=local` alone could be
  * deployed by mistake.
  */
-export function loopbackDevUser(request: Request, env: Env): UserProps | null {
+export function loopbackDevUser(request: Request, env: Env, url = new URL(request.url)): UserProps | null {
   if (!isLocalDevelopment(env) || env.AUTH !== "none") return null;
-  const host = new URL(request.url).hostname;
+  const host = url.hostname;
   if (!isLoopbackHost(host)) return null;
   return vouchFor({ userId: "local:dev", login: "dev", role: "admin" });
 }

@@ -29,6 +29,9 @@ export async function readBoundedBody(request: Request, limit = MAX_REQUEST_BODY
     if (received > limit) return { ok: false, response: await tooLarge(reader, received, limit) };
     chunks.push(value);
   }
+  // The usual body came in one chunk: it is the body, with no copy (as a view of its own buffer).
+  const only = chunks.length === 1 ? chunks[0] : undefined;
+  if (only !== undefined && only.buffer instanceof ArrayBuffer) return { ok: true, bytes: new Uint8Array(only.buffer, only.byteOffset, only.byteLength) };
   const bytes = new Uint8Array(received);
   let offset = 0;
   for (const chunk of chunks) {
