@@ -17,19 +17,64 @@ const encoder = new TextEncoder();
 /** Hands back a body that fails with `tooLarge()` once more than `maxBytes` have arrived. */
 export function capPlainBody(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => Error): ReadableStream<Uint8Array> {
   let seen = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) {
-          // Erroring the transform cancels the source too: the rest is never read.
-          controller.error(tooLarge());
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+  return pulledThrough(body, (chunk, sink) => {
+    seen += chunk.byteLength;
+    // Failing the body cancels the source too: the rest is never read.
+    if (seen > maxBytes) sink.error(tooLarge());
+    else sink.enqueue(chunk);
+  });
+}
+
+/** Where a cap puts what it passes on, and how it ends the body early or fails it. */
+interface CapSink {
+  enqueue(bytes: Uint8Array): void;
+  /** Ends the body here; the source is cancelled, so nothing more of it is read. */
+  terminate(): void;
+  /** Fails the body; the source is cancelled. */
+  error(reason: unknown): void;
+}
+
+/**
+ * `body` through `transform`, as one stream pulled from the source's reader: one read per chunk,
+ * where a TransformStream piped to was two streams and a pipe between them (every downstream
+ * answer goes through one).
+ */
+function pulledThrough(body: ReadableStream<Uint8Array>, transform: (chunk: Uint8Array, sink: CapSink) => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let sink: CapSink | undefined;
+  /** Chunks passed on, or the body ended, since the pull began. */
+  let moved = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      sink = {
+        enqueue: (bytes) => {
+          moved = true;
+          controller.enqueue(bytes);
+        },
+        terminate: () => {
+          moved = true;
+          controller.close();
+          reader.cancel().catch(() => undefined);
+        },
+        error: (reason) => {
+          moved = true;
+          controller.error(reason);
+          reader.cancel(reason).catch(() => undefined);
+        },
+      };
+    },
+    // A pull that passes nothing on (the skipped rest of an oversized event) reads on: the stream
+    // does not pull again for a read that is still waiting.
+    async pull(controller) {
+      moved = false;
+      while (!moved && sink) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        transform(value, sink);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
 /** The body length the response declares, if it declares a sane one. */
@@ -119,7 +164,7 @@ export function capEventStream(
     joined.set(bytes, tail.byteLength);
     return joined.slice(Math.max(0, joined.byteLength - ID_WINDOW_BYTES));
   };
-  const emitReplacement = (controller: TransformStreamDefaultController<Uint8Array>, replacement: Uint8Array): boolean => {
+  const emitReplacement = (controller: CapSink, replacement: Uint8Array): boolean => {
     controller.enqueue(replacement);
     if (!options.endAfterReplacement) return false;
     ended = true;
@@ -128,91 +173,87 @@ export function capEventStream(
     return true;
   };
 
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (ended) return;
-        if (skipping === undefined && !lastWasCr && eventBytes + chunk.byteLength <= maxBytes && chunk.indexOf(CR) === -1) {
-          // The usual chunk: LF line ends only (and not the LF of a CRLF split across chunks), and
-          // too short to take the event it is in past the cap. Nothing is cut, so only the last event boundary matters, found natively from the
-          // end instead of byte by byte (the loop below, for everything else).
-          const boundary = lastBoundary(chunk, lastWasEol);
-          if (boundary === -1) eventBytes += chunk.byteLength;
-          else {
-            eventBytes = chunk.byteLength - boundary - 1;
-            head = [];
-            headBytes = 0;
-          }
-          keepHead(chunk.subarray(boundary + 1));
-          lastWasEol = chunk[chunk.byteLength - 1] === LF || (chunk.byteLength === 0 && lastWasEol);
-          lastWasCr = false;
-          if (chunk.byteLength > 0) controller.enqueue(chunk);
-          return;
+  return pulledThrough(body, (chunk, controller) => {
+    if (ended) return;
+    if (skipping === undefined && !lastWasCr && eventBytes + chunk.byteLength <= maxBytes && chunk.indexOf(CR) === -1) {
+      // The usual chunk: LF line ends only (and not the LF of a CRLF split across chunks), and
+      // too short to take the event it is in past the cap. Nothing is cut, so only the last event boundary matters, found natively from the
+      // end instead of byte by byte (the loop below, for everything else).
+      const boundary = lastBoundary(chunk, lastWasEol);
+      if (boundary === -1) eventBytes += chunk.byteLength;
+      else {
+        eventBytes = chunk.byteLength - boundary - 1;
+        head = [];
+        headBytes = 0;
+      }
+      keepHead(chunk.subarray(boundary + 1));
+      lastWasEol = chunk[chunk.byteLength - 1] === LF || (chunk.byteLength === 0 && lastWasEol);
+      lastWasCr = false;
+      if (chunk.byteLength > 0) controller.enqueue(chunk);
+      return;
+    }
+    let passFrom = 0;
+    let eventStart = 0;
+    for (let index = 0; index < chunk.byteLength; index++) {
+      const byte = chunk[index] ?? 0;
+      const eolBefore = lastWasEol;
+      let boundary = false;
+      if (byte === LF) {
+        if (lastWasCr) lastWasCr = false;
+        else if (lastWasEol) boundary = true;
+        else lastWasEol = true;
+      } else if (byte === CR) {
+        if (lastWasEol) boundary = true;
+        lastWasEol = true;
+        lastWasCr = true;
+      } else {
+        lastWasEol = false;
+        lastWasCr = false;
+      }
+      if (skipping === undefined) {
+        eventBytes += 1;
+        if (boundary) {
+          eventBytes = 0;
+          head = [];
+          headBytes = 0;
+          eventStart = index + 1;
+        } else if (eventBytes > maxBytes) {
+          // Pass on what came before the cut; the client's parser then holds a partial event.
+          keepHead(chunk.subarray(Math.max(passFrom, eventStart), index));
+          controller.enqueue(chunk.slice(passFrom, index));
+          // Close that partial event off under a type no MCP client listens to, so it is dropped whole.
+          controller.enqueue(encoder.encode(`${eolBefore ? "" : "\n"}event: slipsnisse-cut\n\n`));
+          const replacement = options.replace({ head: concat(head), tail: undefined });
+          skipping = { replaced: replacement !== undefined, tail: new Uint8Array(0) };
+          if (replacement !== undefined && emitReplacement(controller, replacement)) return;
         }
-        let passFrom = 0;
-        let eventStart = 0;
-        for (let index = 0; index < chunk.byteLength; index++) {
-          const byte = chunk[index] ?? 0;
-          const eolBefore = lastWasEol;
-          let boundary = false;
-          if (byte === LF) {
-            if (lastWasCr) lastWasCr = false;
-            else if (lastWasEol) boundary = true;
-            else lastWasEol = true;
-          } else if (byte === CR) {
-            if (lastWasEol) boundary = true;
-            lastWasEol = true;
-            lastWasCr = true;
-          } else {
-            lastWasEol = false;
-            lastWasCr = false;
+      } else if (boundary) {
+        const { replaced, tail } = skipping;
+        skipping = undefined;
+        eventBytes = 0;
+        head = [];
+        headBytes = 0;
+        passFrom = index + 1;
+        eventStart = index + 1;
+        if (!replaced) {
+          const replacement = options.replace({ head: new Uint8Array(0), tail: keepTail(tail, chunk.subarray(0, index)) });
+          if (replacement === undefined) {
+            controller.error(options.tooLarge());
+            ended = true;
+            return;
           }
-          if (skipping === undefined) {
-            eventBytes += 1;
-            if (boundary) {
-              eventBytes = 0;
-              head = [];
-              headBytes = 0;
-              eventStart = index + 1;
-            } else if (eventBytes > maxBytes) {
-              // Pass on what came before the cut; the client's parser then holds a partial event.
-              keepHead(chunk.subarray(Math.max(passFrom, eventStart), index));
-              controller.enqueue(chunk.slice(passFrom, index));
-              // Close that partial event off under a type no MCP client listens to, so it is dropped whole.
-              controller.enqueue(encoder.encode(`${eolBefore ? "" : "\n"}event: slipsnisse-cut\n\n`));
-              const replacement = options.replace({ head: concat(head), tail: undefined });
-              skipping = { replaced: replacement !== undefined, tail: new Uint8Array(0) };
-              if (replacement !== undefined && emitReplacement(controller, replacement)) return;
-            }
-          } else if (boundary) {
-            const { replaced, tail } = skipping;
-            skipping = undefined;
-            eventBytes = 0;
-            head = [];
-            headBytes = 0;
-            passFrom = index + 1;
-            eventStart = index + 1;
-            if (!replaced) {
-              const replacement = options.replace({ head: new Uint8Array(0), tail: keepTail(tail, chunk.subarray(0, index)) });
-              if (replacement === undefined) {
-                controller.error(options.tooLarge());
-                ended = true;
-                return;
-              }
-              if (emitReplacement(controller, replacement)) return;
-            }
-          }
+          if (emitReplacement(controller, replacement)) return;
         }
-        if (skipping === undefined) {
-          const rest = chunk.subarray(passFrom);
-          keepHead(chunk.subarray(Math.max(passFrom, eventStart)));
-          if (rest.byteLength > 0) controller.enqueue(passFrom === 0 ? chunk : rest.slice());
-        } else if (!skipping.replaced) {
-          skipping.tail = keepTail(skipping.tail, chunk.subarray(passFrom));
-        }
-      },
-    }),
-  );
+      }
+    }
+    if (skipping === undefined) {
+      const rest = chunk.subarray(passFrom);
+      keepHead(chunk.subarray(Math.max(passFrom, eventStart)));
+      if (rest.byteLength > 0) controller.enqueue(passFrom === 0 ? chunk : rest.slice());
+    } else if (!skipping.replaced) {
+      skipping.tail = keepTail(skipping.tail, chunk.subarray(passFrom));
+    }
+  });
 }
 
 /** Where the last event of an LF-only chunk ends (its blank line's LF), or -1; `eolBefore`: the chunk follows a line end. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DownstreamResponseTooLargeError } from "../../src/downstream/downstream-errors";
 import { capDownstreamFetch } from "../../src/downstream/downstream-response-cap";
-import { capEventStream } from "../../src/downstream/response-byte-cap";
+import { capEventStream, capPlainBody } from "../../src/downstream/response-byte-cap";
 
 const CAP = 1_024;
 const encoder = new TextEncoder();
@@ -103,6 +103,33 @@ describe("JSON answers", () => {
     const answer = (await (await fetch("https://srv.example/mcp", post)).json()) as { id: number; error: { data: { reason: string } } };
     expect(answer).toMatchObject({ id: 3, error: { data: { reason: "slipsnisse/response-too-large" } } });
     expect(pulled).toBeLessThanOrEqual(1);
+  });
+
+  it("stops reading the source once a body passes the cap, and when its reader cancels", async () => {
+    const source = () => {
+      const seen = { pulls: 0, cancelled: false };
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          seen.pulls += 1;
+          controller.enqueue(encoder.encode("z".repeat(400)));
+        },
+        cancel() {
+          seen.cancelled = true;
+        },
+      });
+      return { body, seen };
+    };
+    const endless = source();
+    const capped = capPlainBody(endless.body, CAP, () => new Error("over the cap"));
+    await expect(new Response(capped).text()).rejects.toThrow("over the cap");
+    expect(endless.seen.cancelled).toBe(true);
+    expect(endless.seen.pulls).toBeLessThanOrEqual(5);
+
+    const read = source();
+    const reader = capPlainBody(read.body, CAP, () => new Error("over the cap")).getReader();
+    expect((await reader.read()).value?.byteLength).toBe(400);
+    await reader.cancel("done");
+    expect(read.seen.cancelled).toBe(true);
   });
 
   it("a chunked JSON body fails once past the cap", async () => {
