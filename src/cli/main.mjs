@@ -60,7 +60,7 @@ export async function main(argv, io) {
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+      parsed = parseArgs({ args: valuesJoined(argv), options: OPTIONS, allowPositionals: true, strict: true });
     } catch (error) {
       throw usageError(error instanceof Error ? error.message : String(error));
     }
@@ -82,6 +82,37 @@ export async function main(argv, io) {
     );
     return 1;
   }
+}
+
+/**
+ * `--token <value>` as `--token=<value>` for every option that takes a value. parseArgs refuses a
+ * value that begins with a dash as "ambiguous", and tokens are base64url: one in 64 that `npm
+ * start` or `randomBytes` mints begins with "-". A following argument that is itself one of the
+ * options stays an option (`--url --token x` still says the URL is missing).
+ * @param {string[]} argv
+ * @returns {string[]}
+ */
+function valuesJoined(argv) {
+  /** @type {string[]} */
+  const joined = [];
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] ?? "";
+    const next = argv[index + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    const takesValue = name !== undefined && Object.hasOwn(OPTIONS, name) && OPTIONS[/** @type {keyof typeof OPTIONS} */ (name)].type === "string";
+    if (takesValue && next?.startsWith("-") && !isOption(next)) {
+      joined.push(`${arg}=${next}`);
+      index += 1;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
+/** @param {string} arg */
+function isOption(arg) {
+  if (arg === "--") return true;
+  if (arg.startsWith("--")) return Object.hasOwn(OPTIONS, arg.slice(2).split("=")[0] ?? "");
+  return arg === "-h";
 }
 
 // Evals of the catalog's experts, run on the Worker (src/admin/evals).

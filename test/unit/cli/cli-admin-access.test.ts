@@ -93,3 +93,33 @@ async function withCatalog(dir: string): Promise<string> {
   await writeFile(join(dir, "catalog.json"), JSON.stringify({ skills: { default: { experts: [{ name: "ask", description: "d" }] } } }));
   return dir;
 }
+
+describe("option values that begin with a dash", () => {
+  const seen: Array<string | undefined> = [];
+  let worker: LoopbackServer;
+  const dashed = `-${TOKEN}`;
+  beforeAll(async () => {
+    // A Worker whose ADMIN_TOKEN begins with "-", as one base64url token in 64 does.
+    worker = await listenOnLoopback(async (req, res) => {
+      seen.push(req.headers.authorization);
+      const ok = req.headers.authorization === `Bearer ${dashed}`;
+      res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+      res.end(JSON.stringify(ok ? { userId: "admin-token", login: "admin-token", role: "admin", idp: null } : { error: "refused", fix: WORKER_FIX }));
+    });
+  });
+  afterAll(async () => worker?.stop());
+
+  it("takes `--token -…` as the token, in either form", async () => {
+    for (const argv of [["whoami", "--url", worker.origin, "--token", dashed], ["whoami", "--url", worker.origin, `--token=${dashed}`]]) {
+      const run = await runCli(argv);
+      expect(run, run.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining("admin-token") });
+    }
+    expect(seen.slice(-2)).toEqual([`Bearer ${dashed}`, `Bearer ${dashed}`]);
+  });
+
+  it("still reads an option after an option that lacks its value as an option", async () => {
+    const run = await runCli(["whoami", "--url", "--token", dashed]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/--url/);
+  });
+});
