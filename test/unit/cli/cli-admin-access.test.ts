@@ -110,7 +110,10 @@ describe("option values that begin with a dash", () => {
   afterAll(async () => worker?.stop());
 
   it("takes `--token -…` as the token, in either form", async () => {
-    for (const argv of [["whoami", "--url", worker.origin, "--token", dashed], ["whoami", "--url", worker.origin, `--token=${dashed}`]]) {
+    for (const argv of [
+      ["whoami", "--url", worker.origin, "--token", dashed],
+      ["whoami", "--url", worker.origin, `--token=${dashed}`],
+    ]) {
       const run = await runCli(argv);
       expect(run, run.stderr).toMatchObject({ code: 0, stdout: expect.stringContaining("admin-token") });
     }
