@@ -25,6 +25,8 @@ export const BATCH_WINDOW_MS = 250;
 export const UNWATCHED_RECHECK_MS = 1_000;
 /** Runs whose start reached the feed, remembered until their end goes (bounded: a feed, not a record). */
 const MAX_ANNOUNCED = 1_000;
+/** Runs held while nobody watches (bounded as well: the oldest is forgotten, and its end then dropped unsent). */
+const MAX_HELD = 1_000;
 
 export interface LiveRunStart {
   runId: string;
@@ -117,7 +119,7 @@ export class LivePublisher {
    * costs a map entry: no event, no drain, no timer of its own.
    */
   private hold(start: LiveRunStart): void {
-    if (this.held.size >= MAX_ANNOUNCED) {
+    if (this.held.size >= MAX_HELD) {
       const oldest = this.held.keys().next();
       if (!oldest.done) this.held.delete(oldest.value);
     }
