@@ -9,8 +9,28 @@ const SCENARIOS = [
   { toolSteps: 5, expert: "many_steps", query: "steps=5" },
 ] as const;
 
-/** Linux reports process CPU in clock ticks of 1/100 s (USER_HZ). */
+/**
+ * Linux reports process CPU in /proc/<pid>/stat in clock ticks of 1/100 s (USER_HZ): a block of
+ * 25 calls of a 4 ms floor is 10 ticks, so one tick more or less moved a ratio by 10%. The
+ * scheduler's own count per thread (/proc/<pid>/task/<tid>/schedstat, first field) is in ns; the
+ * ticks are the fallback on a kernel without it.
+ */
 const MS_PER_TICK = 10;
+
+/** CPU time (ms) of every thread of process `pid` from schedstat, or undefined when the kernel has none. */
+async function schedstatMs(pid: string): Promise<number | undefined> {
+  const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  let ns = 0;
+  let read = false;
+  for (const tid of tasks) {
+    const line = await readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8").catch(() => "");
+    const runtime = Number(line.split(" ")[0]);
+    if (line === "" || !Number.isFinite(runtime)) continue;
+    ns += runtime;
+    read = true;
+  }
+  return read ? ns / 1e6 : undefined;
+}
 
 export interface WorkerdCpu {
   /** The workerd that runs the Worker and its Durable Objects (wrangler starts it with the inspector). */
@@ -19,7 +39,7 @@ export interface WorkerdCpu {
   entry: number;
 }
 
-/** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting. */
+/** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting (schedstat's ns, else stat's ticks). */
 export async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
   const cpu: WorkerdCpu = { worker: 0, entry: 0 };
   for (const entry of await readdir("/proc")) {
@@ -29,7 +49,7 @@ export async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
     // Fields after the command name: state ppid pgrp … utime (14th field of the line) stime (15th).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (!comm.includes("workerd") || Number(fields[2]) !== pgid) continue;
-    const ms = (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+    const ms = (await schedstatMs(entry)) ?? (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
     if (cmdline.includes("--inspector-addr")) cpu.worker += ms;
     else cpu.entry += ms;
@@ -75,8 +95,8 @@ export async function measureCpuPerCall(ctx: BenchContext): Promise<Figure[]> {
       pass: null,
       note:
         "User + system CPU from /proc of the workerd process that runs the Worker and the ExpertSession (wrangler dev starts it with the " +
-        "inspector; both share its isolate on the main thread), over the loop, divided by the calls; 10 ms ticks, so about 0.1 ms resolution at " +
-        "100 calls. An upper bound on what Workers bills: it adds workerd's HTTP, RPC and socket work and V8's helper threads. CPU time, so a " +
+        "inspector; both share its isolate on the main thread), over the loop, divided by the calls; the scheduler's ns per thread (10 ms " +
+        "ticks on a kernel without schedstat). An upper bound on what Workers bills: it adds workerd's HTTP, RPC and socket work and V8's helper threads. CPU time, so a " +
         "loaded machine slows the calls without inflating it much. A V8 sampling profile over the inspector was tried and rejected: on this " +
         "loaded 2-core machine its sampler thread is starved, so its sample count came out several times below the kernel's figure and its time deltas (which count waits) several times above.",
       details: { ...row, calls },
