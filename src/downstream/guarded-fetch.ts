@@ -24,7 +24,7 @@ export function guardedFetch(serverId: string, env: Env, resolve: HostResolver =
  * secrets meant for this origin only. `refuse` builds the error that names what was called.
  */
 export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostResolver = resolveOverHttps): OutboundFetch {
-  const trusted = new Map<string, number>();
+  const guard: Guard = { refuse, env, resolve, trusted: new Map<string, number>() };
   return async (input, init) => {
     // A body given whole (the SDKs send JSON strings) can be sent again after a 307/308 as it
     // is; only a streamed one needs a clone per hop, which tees the stream.
@@ -33,17 +33,13 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
     // The usual call (a URL and a whole body or none, as both SDKs send) goes out as given: a
     // Request built here only to read its URL would be built again by fetch. A redirect builds one.
     if (!(input instanceof Request) && (body === null || whole)) {
-      const url = assertSafeOutboundUrl(String(input), env, refuse);
-      await assertResolvesPublic(refuse, url, env, resolve, trusted);
-      const response = await fetch(input, { ...init, redirect: "manual" });
-      if (!REDIRECTS.has(response.status) || response.headers.get("location") === null) return response;
-      return followRedirects(new Request(input, init), response, url, { refuse, env, resolve, trusted }, whole ? body : null, true);
+      const first = await fetchHop(String(input), () => fetch(input, { ...init, redirect: "manual" }), guard);
+      return followRedirects(() => new Request(input, init), first, guard, whole ? body : null, true);
     }
     const request = new Request(input, init);
     const resendable = request.body === null || whole;
-    const first = await fetchHop(request, resendable, { refuse, env, resolve, trusted });
-    if (!REDIRECTS.has(first.response.status) || first.response.headers.get("location") === null) return first.response;
-    return followRedirects(request, first.response, first.url, { refuse, env, resolve, trusted }, whole ? body : null, resendable);
+    const first = await fetchHop(request.url, () => fetch(resendable ? request : request.clone(), { redirect: "manual" }), guard);
+    return followRedirects(() => request, first, guard, whole ? body : null, resendable);
   };
 }
 
@@ -51,25 +47,35 @@ interface Guard {
   refuse: RefuseUrl;
   env: Env;
   resolve: HostResolver;
+  /** Hosts that resolved to public addresses, until when (RESOLVED_TTL_MS). */
   trusted: Map<string, number>;
 }
 
-async function fetchHop(request: Request, resendable: boolean, guard: Guard): Promise<{ response: Response; url: URL }> {
-  const url = assertSafeOutboundUrl(request.url, guard.env, guard.refuse);
-  await assertResolvesPublic(guard.refuse, url, guard.env, guard.resolve, guard.trusted);
-  const response = await fetch(resendable ? request : request.clone(), { redirect: "manual" });
-  return { response, url };
+/** One hop: `url` checked (scheme, host, and that its addresses are public), then `send` (redirects by hand). */
+async function fetchHop(url: string, send: () => Promise<Response>, guard: Guard): Promise<{ response: Response; url: URL }> {
+  const checked = assertSafeOutboundUrl(url, guard.env, guard.refuse);
+  await assertResolvesPublic(guard.refuse, checked, guard.env, guard.resolve, guard.trusted);
+  return { response: await send(), url: checked };
 }
 
 /**
- * Follows a redirect `response` to `request` (sent to `url`) by hand, each hop checked as the
+ * The first hop's answer, or the end of its redirects followed by hand, each hop checked as the
  * first was. A redirect to another origin is refused: the configured headers may carry secrets
- * meant for this origin only.
+ * meant for this origin only. `requestOf` gives the first hop's Request, built only for a redirect.
  */
-async function followRedirects(request: Request, response: Response, url: URL, guard: Guard, body: BodyInit | null, resendable: boolean): Promise<Response> {
+async function followRedirects(
+  requestOf: () => Request,
+  first: { response: Response; url: URL },
+  guard: Guard,
+  body: BodyInit | null,
+  resendable: boolean,
+): Promise<Response> {
+  let { response, url } = first;
+  let request: Request | undefined;
   for (let hop = 0; ; hop++) {
     const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
     if (location === null) return response;
+    request ??= requestOf();
     await response.body?.cancel();
     const next = new URL(location, url);
     if (next.origin !== url.origin) {
@@ -79,7 +85,8 @@ async function followRedirects(request: Request, response: Response, url: URL, g
     if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
     else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body });
     else request = new Request(next, request);
-    ({ response, url } = await fetchHop(request, resendable, guard));
+    const sent = request;
+    ({ response, url } = await fetchHop(sent.url, () => fetch(resendable ? sent : sent.clone(), { redirect: "manual" }), guard));
   }
 }
 
