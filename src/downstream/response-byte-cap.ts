@@ -164,21 +164,22 @@ export function capEventStream(
     joined.set(bytes, tail.byteLength);
     return joined.slice(Math.max(0, joined.byteLength - ID_WINDOW_BYTES));
   };
-  const emitReplacement = (controller: CapSink, replacement: Uint8Array): boolean => {
-    controller.enqueue(replacement);
+  const emitReplacement = (sink: CapSink, replacement: Uint8Array): boolean => {
+    sink.enqueue(replacement);
     if (!options.endAfterReplacement) return false;
     ended = true;
     // Ends this stream; the source is cancelled with it, so nothing more is read.
-    controller.terminate();
+    sink.terminate();
     return true;
   };
 
-  return pulledThrough(body, (chunk, controller) => {
+  return pulledThrough(body, (chunk, sink) => {
     if (ended) return;
     if (skipping === undefined && !lastWasCr && eventBytes + chunk.byteLength <= maxBytes && chunk.indexOf(CR) === -1) {
       // The usual chunk: LF line ends only (and not the LF of a CRLF split across chunks), and
-      // too short to take the event it is in past the cap. Nothing is cut, so only the last event boundary matters, found natively from the
-      // end instead of byte by byte (the loop below, for everything else).
+      // too short to take the event it is in past the cap. Nothing is cut, so only the last
+      // event boundary matters, found natively from the end instead of byte by byte (the loop
+      // below, for everything else).
       const boundary = lastBoundary(chunk, lastWasEol);
       if (boundary === -1) eventBytes += chunk.byteLength;
       else {
@@ -189,7 +190,7 @@ export function capEventStream(
       keepHead(chunk.subarray(boundary + 1));
       lastWasEol = chunk[chunk.byteLength - 1] === LF || (chunk.byteLength === 0 && lastWasEol);
       lastWasCr = false;
-      if (chunk.byteLength > 0) controller.enqueue(chunk);
+      if (chunk.byteLength > 0) sink.enqueue(chunk);
       return;
     }
     let passFrom = 0;
@@ -220,12 +221,12 @@ export function capEventStream(
         } else if (eventBytes > maxBytes) {
           // Pass on what came before the cut; the client's parser then holds a partial event.
           keepHead(chunk.subarray(Math.max(passFrom, eventStart), index));
-          controller.enqueue(chunk.slice(passFrom, index));
+          sink.enqueue(chunk.slice(passFrom, index));
           // Close that partial event off under a type no MCP client listens to, so it is dropped whole.
-          controller.enqueue(encoder.encode(`${eolBefore ? "" : "\n"}event: slipsnisse-cut\n\n`));
+          sink.enqueue(encoder.encode(`${eolBefore ? "" : "\n"}event: slipsnisse-cut\n\n`));
           const replacement = options.replace({ head: concat(head), tail: undefined });
           skipping = { replaced: replacement !== undefined, tail: new Uint8Array(0) };
-          if (replacement !== undefined && emitReplacement(controller, replacement)) return;
+          if (replacement !== undefined && emitReplacement(sink, replacement)) return;
         }
       } else if (boundary) {
         const { replaced, tail } = skipping;
@@ -238,18 +239,18 @@ export function capEventStream(
         if (!replaced) {
           const replacement = options.replace({ head: new Uint8Array(0), tail: keepTail(tail, chunk.subarray(0, index)) });
           if (replacement === undefined) {
-            controller.error(options.tooLarge());
+            sink.error(options.tooLarge());
             ended = true;
             return;
           }
-          if (emitReplacement(controller, replacement)) return;
+          if (emitReplacement(sink, replacement)) return;
         }
       }
     }
     if (skipping === undefined) {
       const rest = chunk.subarray(passFrom);
       keepHead(chunk.subarray(Math.max(passFrom, eventStart)));
-      if (rest.byteLength > 0) controller.enqueue(passFrom === 0 ? chunk : rest.slice());
+      if (rest.byteLength > 0) sink.enqueue(passFrom === 0 ? chunk : rest.slice());
     } else if (!skipping.replaced) {
       skipping.tail = keepTail(skipping.tail, chunk.subarray(passFrom));
     }

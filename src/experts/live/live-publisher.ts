@@ -69,7 +69,7 @@ export class LivePublisher {
   ) {}
 
   started(start: LiveRunStart): void {
-    if (this.unwatchedAt !== undefined && Date.now() - this.unwatchedAt < UNWATCHED_RECHECK_MS) {
+    if (this.nobodyWatches()) {
       this.hold(start);
       return;
     }
@@ -227,8 +227,13 @@ export class LivePublisher {
 
   /** The batch without the ends of unannounced runs while the feed recently said nobody watches. */
   private unwatched(batch: LiveEvent[]): LiveEvent[] {
-    if (this.unwatchedAt === undefined || Date.now() - this.unwatchedAt >= UNWATCHED_RECHECK_MS) return batch;
+    if (!this.nobodyWatches()) return batch;
     return batch.filter((event) => event.type !== "run-ended" || this.announced.has(event.runId));
+  }
+
+  /** The feed said no page watches, less than UNWATCHED_RECHECK_MS ago. */
+  private nobodyWatches(): boolean {
+    return this.unwatchedAt !== undefined && Date.now() - this.unwatchedAt < UNWATCHED_RECHECK_MS;
   }
 
   private remember(batch: readonly LiveEvent[]): void {

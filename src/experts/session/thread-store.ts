@@ -15,6 +15,9 @@ const CHARS_PER_TOKEN = 4;
 /** Turns per INSERT: five bound parameters each, within a Durable Object SQL statement's 100. */
 const TURNS_PER_INSERT = 20;
 
+/** A thread minted for a run still going: what its row is written with at the run's end. */
+type FreshThread = { expert: string; createdAt: number };
+
 export class ThreadStore {
   /**
    * Threads minted by this instance for a run still going, not yet stored: the run's end writes
@@ -23,7 +26,7 @@ export class ThreadStore {
    * A restart loses the entry with the run it belonged to: that call never answered, so its
    * handle never reached the client.
    */
-  private readonly fresh = new Map<string, { expert: string; createdAt: number }>();
+  private readonly fresh = new Map<string, FreshThread>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -36,13 +39,18 @@ export class ThreadStore {
 
   /** Stores a thread minted for a run that ended without turns to add (an error, a pause), so its handle works. */
   keep(threadId: string, now: number): void {
-    const fresh = this.fresh.get(threadId);
-    if (!fresh) return;
-    this.fresh.delete(threadId);
-    this.insert(threadId, fresh, now, 0);
+    const fresh = this.takeFresh(threadId);
+    if (fresh) this.insert(threadId, fresh, now, 0);
   }
 
-  private insert(threadId: string, fresh: { expert: string; createdAt: number }, now: number, tokens: number): void {
+  /** The thread's entry in `fresh`, which it leaves: the caller writes its row now. */
+  private takeFresh(threadId: string): FreshThread | undefined {
+    const fresh = this.fresh.get(threadId);
+    this.fresh.delete(threadId);
+    return fresh;
+  }
+
+  private insert(threadId: string, fresh: FreshThread, now: number, tokens: number): void {
     this.sql.exec(
       `INSERT INTO threads (id, expert, created_at, updated_at, approx_tokens) VALUES (?, ?, ?, ?, ?)`,
       threadId,
@@ -73,8 +81,7 @@ export class ThreadStore {
 
   append(threadId: string, messages: readonly ModelMessage[], now: number, limits: Partial<HistoryBounds> = {}): void {
     const bounds = { ...DEFAULT_HISTORY_BOUNDS, ...limits };
-    const fresh = this.fresh.get(threadId);
-    this.fresh.delete(threadId);
+    const fresh = this.takeFresh(threadId);
     const last = fresh ? -1 : (this.sql.exec<{ seq: number | null }>(`SELECT MAX(seq) AS seq FROM thread_turns WHERE thread_id = ?`, threadId).one().seq ?? -1);
     let tokens = 0;
     const rows = messages.map((message, i) => {
