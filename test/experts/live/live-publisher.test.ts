@@ -175,32 +175,33 @@ describe("LivePublisher", () => {
     const kept: Promise<unknown>[] = [];
     const publisher = new LivePublisher(fake, { waitUntil: (promise) => void kept.push(promise) });
     const names = () => calls.map((events) => events.map((event) => (event.type === "run-step" ? `step ${event.step}` : event.type)));
-    return { publisher, calls, kept, names };
+    /** A run named `runId` starts, or ends with no steps. */
+    const startRun = (runId: string) => publisher.started({ ...start, runId });
+    const endRun = (runId: string) => publisher.ended({ ...start, runId }, { ...result, steps: [], messages: [] }, [], 10);
+    return { publisher, calls, kept, names, startRun, endRun };
   }
 
   it("while no page watches, does not send the end of a run the feed never heard of; starts still go, and a watching page is learned from them", async () => {
     let watching = false;
-    const { publisher, calls, kept, names } = recordingPublisher(() => watching);
-    const run = (runId: string) => ({ ...start, runId });
-    const end = (runId: string) => publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
+    const { calls, kept, names, startRun, endRun } = recordingPublisher(() => watching);
     // Not yet known whether anyone watches: the end goes, and the feed says no one does.
-    publisher.started(run("short-1"));
-    end("short-1");
+    startRun("short-1");
+    endRun("short-1");
     await Promise.all(kept);
     expect(names()).toEqual([["run-ended"]]);
     // A run as short: no page would draw its end (a page opened later lists it from the run index), so nothing is sent.
-    publisher.started(run("short-2"));
-    end("short-2");
+    startRun("short-2");
+    endRun("short-2");
     await Promise.all(kept);
     expect(calls).toHaveLength(1);
     // A longer run's start goes after the window (a page opened mid-run must show it); a page has opened meanwhile.
     watching = true;
-    publisher.started(run("long"));
+    startRun("long");
     await waitFor("the long run's start", () => (calls.length === 2 ? true : undefined), 5_000);
-    end("long");
+    endRun("long");
     // The start's answer said a page watches: short runs' ends go again.
-    publisher.started(run("short-3"));
-    end("short-3");
+    startRun("short-3");
+    endRun("short-3");
     await Promise.all(kept);
     const sent = calls.flat().map((event) => `${event.type} ${event.type === "run-started" ? event.run.runId : event.runId}`);
     expect(sent).toEqual(["run-ended short-1", "run-started long", "run-ended long", "run-ended short-3"]);
@@ -208,34 +209,32 @@ describe("LivePublisher", () => {
 
   it("while no page watches, a run that ends within the window queues nothing; one that lasts it goes with its latest step and wait", async () => {
     let watching = false;
-    const { publisher, calls, kept, names } = recordingPublisher(() => watching);
-    const run = (runId: string) => ({ ...start, runId });
-    const end = (runId: string) => publisher.ended(run(runId), { ...result, steps: [], messages: [] }, [], 10);
-    publisher.started(run("first"));
-    end("first");
+    const { publisher, calls, kept, names, startRun, endRun } = recordingPublisher(() => watching);
+    startRun("first");
+    endRun("first");
     await Promise.all(kept);
     expect(calls).toHaveLength(1);
     // The feed said no one watches: twenty short runs hand waitUntil one timer of the window between them, and no drain.
     const handed = kept.length;
     for (let i = 0; i < 20; i += 1) {
-      publisher.started(run(`short-${i}`));
+      startRun(`short-${i}`);
       publisher.waiting(`short-${i}`, { on: "model", since: 1 });
       publisher.step(`short-${i}`, { step: 1, maxSteps: 2, message: "writing the answer" });
-      end(`short-${i}`);
+      endRun(`short-${i}`);
     }
     expect(kept.length).toBe(handed + 1);
     await Promise.all(kept);
     expect(calls).toHaveLength(1);
     // A run held past the window is sent as the queue would have sent it: its start, latest step and wait.
     watching = true;
-    publisher.started(run("long"));
+    startRun("long");
     publisher.step("long", { step: 1, maxSteps: 2, message: "calling a" });
     publisher.step("long", { step: 2, maxSteps: 2, message: "calling b" });
     publisher.waiting("long", { on: "model", since: 2 });
     await waitFor("the long run's start", () => (calls.length === 2 ? true : undefined), 5_000);
     expect(names()).toEqual([["run-ended"], ["run-started", "step 2", "run-waiting"]]);
     expect(calls[1]?.[0]?.type === "run-started" && calls[1][0].run.runId).toBe("long");
-    end("long");
+    endRun("long");
     await Promise.all(kept);
     expect(names()[2]).toEqual(["run-ended"]);
   });
