@@ -35,12 +35,15 @@ export async function measureAgainstRevision(ctx: BenchContext, rev: string): Pr
     const figures: Figure[] = [];
     try {
       const samples = Number(process.env.BENCH_AB_SAMPLES ?? 150);
+      const abOnly = process.env.BENCH_AB_ONLY?.split(",");
       for (const [expert, query, share, limited] of [
         ["no_tools", "hi", 1, false],
         ["one_call", "go", 1, false],
         ["many_steps", "steps=20", 3, false],
         ["no_tools", "hi", 1, true],
       ] as const) {
+        // BENCH_AB_ONLY=no_tools,limited: only these rows (one path's experiment in a third of the time).
+        if (abOnly && !abOnly.includes(limited ? "limited" : expert)) continue;
         const [armA, armB] = limited ? [limitedA, limitedB] : [a, b];
         // Each arm's workerd works only while its own call runs, so its CPU over the whole
         // interleaved loop, divided by its calls, is its CPU per call (robust on a loaded machine).

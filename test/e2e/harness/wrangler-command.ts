@@ -14,6 +14,11 @@ export function offlineWranglerEnv(extra: Record<string, string> = {}): NodeJS.P
     WRANGLER_HIDE_BANNER: "true",
     // Non-interactive: no prompts, no interactive dev session UI.
     CI: "true",
+    // wrangler dev's local trace collector (on by default) is a tail worker in the same workerd
+    // that stores every invocation's events in a SQLite object: about half of a call's CPU here,
+    // and absent in production (docs/platform-notes.md#wrangler-dev-trace-collector). No test
+    // reads it; set X_LOCAL_OBSERVABILITY=true to look at the traces of a run.
+    X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
     ...extra,
   };
 }
