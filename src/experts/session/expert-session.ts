@@ -21,7 +21,7 @@ import { PausedRuns } from "./paused-runs";
 import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session-retention";
 import { RunLog, type StoredRun } from "./run-log";
 import { RunIndexOutbox, runIndexFlushDelay } from "./run-index-outbox";
-import { alarmNoLaterThan, earliest, setOrClearAlarm } from "./session-alarm";
+import { earliest, SessionAlarm } from "./session-alarm";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
@@ -58,6 +58,8 @@ export class ExpertSession extends DurableObject<Env> {
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
   private retentionDueAt: number | undefined;
   private readonly live: LivePublisher;
+  /** The one alarm's due time, in memory after its first read (session-alarm.ts). */
+  private readonly alarmTime: SessionAlarm;
   /** The user's usage counters of this skill (limits.per_user), copied to D1 by the alarm. */
   private readonly counters: LimitCounters;
   /** The skill's SkillLimiter (limits.per_skill), through one stub so calls keep their order. */
@@ -67,6 +69,7 @@ export class ExpertSession extends DurableObject<Env> {
     super(ctx, objectEnv(env));
     env = this.env;
     applySessionSchema(ctx.storage);
+    this.alarmTime = new SessionAlarm(ctx.storage);
     this.counters = new LimitCounters(ctx.storage.sql);
     this.limiter = limiterCache(env);
     this.runs = new RunLog(ctx.storage.sql);
@@ -76,7 +79,7 @@ export class ExpertSession extends DurableObject<Env> {
       sql: ctx.storage.sql,
       run: (request, onProgress) => this.callExpert(request, onProgress),
       cancelRun: (runId) => this.cancel(runId),
-      wakeAt: (due) => alarmNoLaterThan(ctx.storage, due),
+      wakeAt: (due) => this.alarmTime.noLaterThan(due),
       changed: (taskId) => this.listeners.taskChanged(taskId),
     });
     this.listeners = new SessionListeners(ctx, (taskId, generation) => this.tasks.get(taskId)?.generation === generation);
@@ -197,7 +200,7 @@ export class ExpertSession extends DurableObject<Env> {
     // Only an alarm wakes an object nobody calls: without one due soon, a restart now would leave
     // this run unindexed until the user's next call (the constructor closes cut-off runs).
     const inFlightAlarm = startedAt + expert.budget.timeout_ms + IN_FLIGHT_GRACE_MS;
-    await alarmNoLaterThan(this.ctx.storage, inFlightAlarm);
+    await this.alarmTime.noLaterThan(inFlightAlarm);
     const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
     this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
     const waits = new RunWaits((waiting) => this.live.waiting(request.runId, waiting));
@@ -346,7 +349,7 @@ export class ExpertSession extends DurableObject<Env> {
     const oldest = oldestKept(this.ctx.storage.sql);
     const retentionDue = oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000);
     this.retentionDueAt = retentionDue ?? undefined;
-    await setOrClearAlarm(this.ctx.storage, this.nextAlarm(retentionDue, now));
+    await this.alarmTime.set(this.nextAlarm(retentionDue, now));
     if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
     return purged;
   }
@@ -357,6 +360,7 @@ export class ExpertSession extends DurableObject<Env> {
    * and turns) waits for its own time when this instance knows it.
    */
   override async alarm(): Promise<void> {
+    this.alarmTime.fired();
     await this.counters.flush(this.env.DB);
     await this.indexOutbox.flush(this.env.DB);
     // Waiting for running tasks keeps the object alive; runs that end meanwhile (the tasks' own
@@ -364,7 +368,7 @@ export class ExpertSession extends DurableObject<Env> {
     if ((await this.tasks.onAlarm()) > 0) await this.indexOutbox.flush(this.env.DB);
     const now = Date.now();
     if (this.retentionDueAt !== undefined && this.retentionDueAt > now) {
-      await setOrClearAlarm(this.ctx.storage, this.nextAlarm(this.retentionDueAt, now));
+      await this.alarmTime.set(this.nextAlarm(this.retentionDueAt, now));
       return;
     }
     await this.purgeExpired(now);
@@ -407,7 +411,7 @@ export class ExpertSession extends DurableObject<Env> {
    * the next expiry), or sooner when index rows wait.
    */
   private async armAlarm(now: number): Promise<void> {
-    await alarmNoLaterThan(this.ctx.storage, Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
+    await this.alarmTime.noLaterThan(Math.min(now + DAY_MS, this.indexOutbox.dueAt() ?? Number.POSITIVE_INFINITY));
   }
 
   /** The earliest of the alarm's jobs (session-alarm.ts): retention, tasks, the index outbox, runs in flight. */
@@ -419,16 +423,16 @@ export class ExpertSession extends DurableObject<Env> {
    * After a run ends its index row waits for the flush; the alarm its start armed (`inFlightAlarm`)
    * is not needed any more and gives way to what is due (the flush, other runs, tasks, retention).
    * No extra storage op: the alarm is read from memory and set at most once, as the flush needs.
-   * Every job brings the alarm forward to its own due time when it is queued (alarmNoLaterThan),
+   * Every job brings the alarm forward to its own due time when it is queued (noLaterThan),
    * so an alarm due no later than this run's index row, and not the one this run's start set,
    * already covers what is due: then nothing is read (while calls keep coming, the usual case:
    * the flush a second after the last run is always pending).
    */
   private async armAfterRun(inFlightAlarm: number, now: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
+    const current = await this.alarmTime.current();
     if (current !== null && current !== inFlightAlarm && current <= now + runIndexFlushDelay(this.env)) return;
     const next = this.nextAlarm(this.retentionDueAt ?? now + DAY_MS, now);
-    if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.ctx.storage.setAlarm(next);
+    if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.alarmTime.set(next);
   }
 
   /** Counters not yet in D1 (a failed copy) are due again with the next index flush. */

@@ -20,12 +20,18 @@ describe("SQLite statements of a warm call", () => {
   beforeAll(() => setRunIndexFlushDelayForTests(20_000));
   afterAll(() => holdRunIndexFlushForTests());
 
-  it("while the index flush is pending, writes the run, its step, its thread and its index row, six statements, and reads nothing", async () => {
+  it("while the index flush is pending, writes the run, its step, its thread and its index row, six statements, and reads nothing, not even the alarm", async () => {
     const session = sessionOf(SKILL);
     models.play([{ text: "warm" }]);
     await session.callExpert(callOf(SKILL, "answer", "warm"));
     const seen: string[] = [];
+    const alarmReads: number[] = [];
     await runInDurableObject(session, async (_instance: ExpertSession, state) => {
+      const getAlarm = state.storage.getAlarm.bind(state.storage);
+      state.storage.getAlarm = (options) => {
+        alarmReads.push(Date.now());
+        return getAlarm(options);
+      };
       const sql = state.storage.sql;
       const exec = sql.exec.bind(sql);
       sql.exec = ((query: string, ...binds: unknown[]) => {
@@ -44,5 +50,7 @@ describe("SQLite statements of a warm call", () => {
     expect(verbs.filter((verb) => verb.startsWith("INSERT INTO threads"))).toHaveLength(1);
     expect(verbs.filter((verb) => verb.startsWith("UPDATE threads"))).toEqual([]);
     expect(seen.length).toBeLessThanOrEqual(6);
+    // The alarm's time is known from the call before (session-alarm.ts): no storage read for it.
+    expect(alarmReads).toEqual([]);
   });
 });
