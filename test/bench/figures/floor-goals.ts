@@ -105,6 +105,20 @@ function libraryFloorFigure(id: string, title: string, product: Summary, d: Summ
   };
 }
 
+/** Floor E splits ours in two: the run record's two commits (E ÷ D), and the rest (product ÷ E). */
+function recordFloorFigure(id: string, title: string, product: Summary, e: Summary, d: Summary): Figure {
+  return {
+    id,
+    title,
+    value:
+      `product ÷ E ${round(product.p50 / e.p50, 3)}x p50 (${signed(product.p50 - e.p50)} ms: ours besides the record); ` +
+      `E ÷ D ${round(e.p50 / d.p50, 3)}x (${signed(e.p50 - d.p50)} ms: the record's two commits); E ${round(e.p50)} ms p50, p99 ${round(e.p99)} ms`,
+    target: "(split of ours)",
+    pass: null,
+    details: { product, e, d },
+  };
+}
+
 function latencyFigure(id: string, title: string, product: Summary, floor: Summary, floorName: string): Figure {
   const above = product.p50 - floor.p50;
   return {
@@ -133,11 +147,12 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   try {
     const product = await open(ctx.connect("/mcp"));
     const single = await open(ctx.connect("/s/single/mcp"));
-    const [a, b, c, d] = [
+    const [a, b, c, d, e] = [
       await open(connectFloor("/a/mcp")),
       await open(connectFloor("/b/mcp")),
       await open(connectFloor("/c/mcp")),
       await open(connectFloor("/d/mcp")),
+      await open(connectFloor("/e/mcp")),
     ];
     await checkLibraryFloor(d, echoBase);
     const sizes = { samples: ctx.sizes.samples, warmup: ctx.sizes.warmup, maxMs: ctx.sizes.maxMs };
@@ -180,9 +195,10 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       details: { b: hb, a: ha },
     });
 
-    // Three arms, every order in turn: the goal rows read product and C as before, D splits the gap.
-    const [noneProduct = [], noneC = [], noneD = []] = await interleavedArms(
-      [() => callExpert(product, "no_tools", "hi"), () => floorEcho(c, 1), () => callExpert(d, "no_tools", "hi")],
+    // Four arms, every order in turn: the goal rows read product and C as before, D splits the
+    // gap, E (D with a run record) splits ours.
+    const [noneProduct = [], noneC = [], noneD = [], noneE = []] = await interleavedArms(
+      [() => callExpert(product, "no_tools", "hi"), () => floorEcho(c, 1), () => callExpert(d, "no_tools", "hi"), () => callExpert(e, "no_tools", "hi")],
       sizes,
     );
     figures.push(
@@ -200,6 +216,13 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
         summarize(noneD),
         summarize(noneC),
         "C(1)",
+      ),
+      recordFloorFigure(
+        "Floor E, no tool step",
+        "no_tools: ours split by floor E(0), D with a durable run record (a row written before the model call and updated after)",
+        summarize(noneProduct),
+        summarize(noneE),
+        summarize(noneD),
       ),
     );
     const [oneProduct = [], oneC = [], oneD = []] = await interleavedArms(
@@ -224,7 +247,7 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       ),
     );
 
-    figures.push(...(await cpuFigures(ctx, floor, product, c, d)));
+    figures.push(...(await cpuFigures(ctx, floor, product, c, d, e)));
     figures.push(...(await throughputFigures(ctx, floor)));
     const load = `1-min load ${loadStart} → ${loadNow()}`;
     for (const figure of figures) figure.details = { ...figure.details, load };
@@ -250,7 +273,14 @@ async function cpuBlock(pgid: number, calls: number, call: () => Promise<unknown
  * started with the inspector), in alternating blocks of calls so all arms see the same machine.
  * C and D run in the floor's one workerd, one block after the other, so each block's CPU is its own.
  */
-async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTestClient, c: McpTestClient, d: McpTestClient): Promise<Figure[]> {
+async function cpuFigures(
+  ctx: BenchContext,
+  floor: WranglerDev,
+  product: McpTestClient,
+  c: McpTestClient,
+  d: McpTestClient,
+  e: McpTestClient,
+): Promise<Figure[]> {
   // 300 calls an arm in six blocks (a quick run: 20 in each): with 100 in four, C(3)'s CPU per call
   // read 5.1 to 6.8 ms in runs minutes apart, one garbage collection more or less in a block.
   const perBlock = Math.max(20, Math.round(ctx.sizes.samples / 4));
@@ -258,30 +288,34 @@ async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTes
   const figures: Figure[] = [];
   for (const scenario of CPU_SCENARIOS) {
     const fetches = 2 * scenario.toolSteps + 1;
-    const totals = { product: 0, floor: 0, d: 0, productWall: 0, floorWall: 0, dWall: 0 };
+    const totals = { product: 0, floor: 0, d: 0, e: 0, productWall: 0, floorWall: 0, dWall: 0 };
     const arms = {
       product: () => callExpert(product, scenario.expert, scenario.query),
       floor: () => floorEcho(c, fetches),
       d: () => callExpert(d, scenario.expert, scenario.query),
+      e: () => callExpert(e, scenario.expert, scenario.query),
     };
     for (let i = 0; i < ctx.sizes.warmup; i++) {
       await arms.product();
       await arms.floor();
       await arms.d();
+      await arms.e();
     }
     for (let block = 0; block < blocks; block++) {
       const p = await cpuBlock(ctx.dev.pgid, perBlock, arms.product);
       const f = await cpuBlock(floor.pgid, perBlock, arms.floor);
       const l = await cpuBlock(floor.pgid, perBlock, arms.d);
+      const r = await cpuBlock(floor.pgid, perBlock, arms.e);
       totals.product += p.cpu;
       totals.productWall += p.wall;
       totals.floor += f.cpu;
       totals.floorWall += f.wall;
       totals.d += l.cpu;
       totals.dWall += l.wall;
+      totals.e += r.cpu;
     }
     const calls = perBlock * blocks;
-    const [pc, fc, dc] = [totals.product / calls, totals.floor / calls, totals.d / calls];
+    const [pc, fc, dc, ec] = [totals.product / calls, totals.floor / calls, totals.d / calls, totals.e / calls];
     figures.push({
       id: `Goal CPU ${scenario.toolSteps} tool steps`,
       title: `CPU per expert call with ${scenario.toolSteps} tool step${scenario.toolSteps === 1 ? "" : "s"} (${scenario.expert}) ÷ floor C with ${fetches} fetch${fetches === 1 ? "" : "es"}`,
@@ -303,6 +337,16 @@ async function cpuFigures(ctx: BenchContext, floor: WranglerDev, product: McpTes
       target: "(split of the gap)",
       pass: null,
       details: { productMs: pc, dMs: dc, floorMs: fc, calls },
+    });
+    figures.push({
+      id: `Floor E CPU ${scenario.toolSteps} tool steps`,
+      title: `CPU per ${scenario.expert} call: ours split by floor E(${scenario.toolSteps}), D with a durable run record (same blocks)`,
+      value:
+        `product ÷ E ${round(pc / ec, 2)}x (${round(pc, 2)} vs ${round(ec, 2)} ms: ${signed(pc - ec)} ms ours besides the record); ` +
+        `E ÷ D ${round(ec / dc, 2)}x (${signed(ec - dc)} ms: the record's two commits)`,
+      target: "(split of ours)",
+      pass: null,
+      details: { productMs: pc, eMs: ec, dMs: dc, calls },
     });
   }
   return figures;

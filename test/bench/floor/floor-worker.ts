@@ -28,6 +28,10 @@ import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS
  *           configured as the product configures it (the AI SDK's telemetry off). No traces,
  *           limits, run records, redaction, byte caps or schema validation of our own: D over C
  *           is the libraries' part of the product's cost, the product over D ours.
+ *   /e/mcp  D with a durable run record: the object writes a row before generateText and updates
+ *           it after, so the call commits twice, as the product's session does (a "running" row
+ *           a restart can close, then the run's end). E over D is what those two commits cost on
+ *           this platform, the product over E ours besides them.
  *
  * A fresh McpServer per request, as createMcpHandler asks of its factory and as the product does.
  */
@@ -52,6 +56,13 @@ interface Downstream {
 export class FloorObject extends DurableObject<FloorEnv> {
   private downstream: Promise<Downstream> | undefined;
   private readonly models = new Map<string, LanguageModel>();
+
+  constructor(ctx: DurableObjectState, env: FloorEnv) {
+    super(ctx, env);
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS runs (id TEXT PRIMARY KEY, expert TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, answer TEXT)`,
+    );
+  }
 
   async echo(text: string, fetches: number): Promise<string> {
     for (let i = 0; i < fetches; i++) {
@@ -101,6 +112,19 @@ export class FloorObject extends DurableObject<FloorEnv> {
     return result.text;
   }
 
+  /**
+   * Floor E: D's call with the least durable record of it. The INSERT commits at the end of its
+   * turn, before the model request may leave (the output gate), the UPDATE before the answer may.
+   */
+  async recordedExpert(name: LibraryFloorExpert, query: string): Promise<string> {
+    const id = crypto.randomUUID();
+    const sql = this.ctx.storage.sql;
+    sql.exec(`INSERT INTO runs (id, expert, started_at) VALUES (?, ?, ?)`, id, name, Date.now());
+    const text = await this.expert(name, query);
+    sql.exec(`UPDATE runs SET ended_at = ?, answer = ? WHERE id = ?`, Date.now(), text, id);
+    return text;
+  }
+
   /** One chat model per model id for the object's life (the product memoises its models too). */
   private model(modelId: string): LanguageModel {
     let model = this.models.get(modelId);
@@ -126,19 +150,20 @@ export class FloorObject extends DurableObject<FloorEnv> {
   }
 }
 
-type Variant = "a" | "b" | "c" | "d";
+type Variant = "a" | "b" | "c" | "d" | "e";
 
 const floorObject = (env: FloorEnv) => env.FLOOR_OBJECT.get(env.FLOOR_OBJECT.idFromName("floor"));
 
 function server(env: FloorEnv, variant: Variant): McpServer {
   const mcp = new McpServer({ name: "floor", version: "1.0.0" });
-  if (variant === "d") {
+  if (variant === "d" || variant === "e") {
     for (const name of LIBRARY_FLOOR_EXPERT_NAMES) {
       mcp.registerTool(
         name,
         { description: `Library floor of the bench's ${name} expert.`, inputSchema: z.object({ query: z.string() }) },
         async ({ query }) => {
-          const text = await floorObject(env).expert(name, query);
+          const object = floorObject(env);
+          const text = variant === "e" ? await object.recordedExpert(name, query) : await object.expert(name, query);
           return { content: [{ type: "text", text }] };
         },
       );
@@ -162,7 +187,7 @@ export default {
   async fetch(request: Request, env: FloorEnv, ctx: ExecutionContext): Promise<Response> {
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return new Response("ok");
-    const variant = /^\/([abcd])\/mcp$/.exec(path)?.[1] as Variant | undefined;
+    const variant = /^\/([abcde])\/mcp$/.exec(path)?.[1] as Variant | undefined;
     if (variant === undefined) return new Response("Not Found", { status: 404 });
     let handler = handlers.get(variant);
     if (!handler) {
