@@ -1,7 +1,11 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "./harness/catalog-admin";
 import { connectMcpClient, runInspectorCli, type McpClientKind } from "./harness/mcp-clients";
 import { isLiveProcess, listProcessGroup } from "./harness/process-group";
+import { wranglerCli } from "./harness/wrangler-command";
 import { startWranglerDev, type WranglerDev } from "./harness/wrangler-dev";
 
 const expectedVersion: Partial<Record<McpClientKind, string>> = {
@@ -45,6 +49,16 @@ describe("e2e harness against wrangler dev", () => {
     expect(response.status).toBeGreaterThanOrEqual(200);
     // Startup time is the figure itself; nothing but the clock measures it.
     expect(dev.startupMs).toBeLessThan(30_000);
+  });
+
+  it("runs wrangler dev without its local trace collector, which would double every call's CPU", async () => {
+    // The variable the harness sets is the one this wrangler reads: after a rename the collector
+    // would be back, unseen, in every figure of the bench (docs/platform-notes.md).
+    expect(await readFile(wranglerCli, "utf8")).toContain('variableName: "X_LOCAL_OBSERVABILITY"');
+    // With the collector on, miniflare makes its trace store's directory here when it starts.
+    expect(existsSync(join(dev.persistDir, "v3", "observability"))).toBe(false);
+    // Beside the state it does keep there (the local D1 the harness migrated).
+    expect(existsSync(join(dev.persistDir, "v3", "d1"))).toBe(true);
   });
 
   const clients = [
