@@ -50,8 +50,10 @@ export function renderMarkdown(run: BenchRun): string {
           "The floor is the bench's bare Worker (test/bench/floor/, its own `wrangler dev` beside the product's): A `createMcpHandler` with an " +
             "echo tool, B plus a Durable Object hop, C plus N fetches from the object to the fake model; D, the library floor, the same expert " +
             "call made in the object with only the required libraries (generateText, the MCP SDK Client), splits each expert row's gap into " +
-            "D ÷ C (the libraries') and product ÷ D (ours). Samples interleaved pair by pair (three arms: every order in turn); " +
-            "absolute figures beside each ratio. Only the ratios are comparable between runs and machines.",
+            "D ÷ C (the libraries') and product ÷ D (ours); E, D with a durable run record (a row before the model call, updated after), " +
+            "splits ours into E ÷ D (those two commits) and product ÷ E. Samples interleaved, every order of the arms in turn; " +
+            "absolute figures beside each ratio. wrangler dev's local trace collector is off in every arm (X_LOCAL_OBSERVABILITY=false). " +
+            "Only the ratios are comparable between runs and machines.",
           "",
           "| goal | measured | target | result |",
           "|---|---|---|---|",
