@@ -101,11 +101,15 @@ export function framedWithin(response: Response, maxBytes: number): boolean {
 
 /** The response with another body (and, if given, content type); the declared length goes with the old body. */
 export function withBody(response: Response, body: BodyInit | null, contentType?: string): Response {
+  const init = { status: response.status, statusText: response.statusText };
+  // The Response copies the headers it is given: a copy of our own only when one must change
+  // (an SSE answer, every downstream tool call's, declares no length).
+  if (contentType === undefined && !response.headers.has("content-length")) return new Response(body, { ...init, headers: response.headers });
   const headers = new Headers(response.headers);
   // The body is re-streamed (or replaced): its length is no longer the declared one.
   headers.delete("content-length");
   if (contentType !== undefined) headers.set("content-type", contentType);
-  return new Response(body, { status: response.status, statusText: response.statusText, headers });
+  return new Response(body, { ...init, headers });
 }
 
 /**
