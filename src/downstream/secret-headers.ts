@@ -61,10 +61,31 @@ function longestFirst(values: readonly string[]): readonly string[] {
   return sorted;
 }
 
-/** redactSecretValues over every string inside a JSON-like value (a tool list about to be cached). */
+/**
+ * redactSecretValues over every string inside a JSON-like value (a tool result, a tool list about
+ * to be cached, a run's messages), keys included. Copy on write: an array or object is rebuilt
+ * only when something inside it changed, so the usual value, with no secret in it, comes back
+ * as it was given instead of as a copy of every node (a copy per tool call and per stored turn).
+ */
 export function redactDeep<T>(value: T, redact: (text: string) => string, depth = 0): T {
   if (typeof value === "string") return redact(value) as T;
   if (depth > 32 || value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map((item: unknown) => redactDeep(item, redact, depth + 1)) as T;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key), redactDeep(item, redact, depth + 1)])) as T;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      const redacted = redactDeep(item, redact, depth + 1);
+      if (redacted !== item) copy ??= value.slice();
+      if (copy) copy[index] = redacted;
+    }
+    return (copy ?? value) as T;
+  }
+  const entries = Object.entries(value);
+  let changed = false;
+  const redacted = entries.map(([key, item]): [string, unknown] => {
+    const [newKey, newItem] = [redact(key), redactDeep(item, redact, depth + 1)];
+    if (newKey !== key || newItem !== item) changed = true;
+    return [newKey, newItem];
+  });
+  return changed ? (Object.fromEntries(redacted) as T) : value;
 }

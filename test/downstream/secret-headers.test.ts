@@ -119,4 +119,19 @@ describe("secret headers", () => {
       tools: [{ description: "uses [redacted]" }],
     });
   });
+
+  it("copies only what held a secret: the rest of the value, and a value without one, comes back as given", () => {
+    const redact = (text: string) => redactSecretValues(text, [SECRET]);
+    const clean = { content: [{ type: "text", text: "no secret here" }], meta: { n: 1, list: [1, "two", null] } };
+    expect(redactDeep(clean, redact)).toBe(clean);
+
+    const untouched = { text: "plain" };
+    const leaky = { [`key ${SECRET}`]: "v", nested: [untouched, { text: `token ${SECRET}` }], count: 3 };
+    const result = redactDeep(leaky, redact);
+    expect(result).toEqual({ "key [redacted]": "v", nested: [{ text: "plain" }, { text: "token [redacted]" }], count: 3 });
+    // The input is left as it was; the untouched branch is shared, not copied.
+    expect(leaky.nested[1]).toEqual({ text: `token ${SECRET}` });
+    expect(result.nested[0]).toBe(untouched);
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
 });
