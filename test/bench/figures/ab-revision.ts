@@ -8,6 +8,15 @@ import { loadNow } from "../results-report";
 import { interleavedPairs, round, summarize } from "../sample-stats";
 import { workerdCpuMs } from "./cpu-per-call";
 
+/** Blocks of the interleaved loop, each with its own CPU reading per arm. */
+const AB_BLOCKS = 6;
+
+/** The blocks' CPU ratios as "blocks 0.97 to 1.02x": the spread a change must clear to count. */
+function blockSpread(ratios: readonly number[]): string {
+  if (ratios.length < 2) return "one block";
+  return `${ratios.length} blocks ${round(Math.min(...ratios), 3)} to ${round(Math.max(...ratios), 3)}x`;
+}
+
 /**
  * AB: the working tree (B, the bench's own wrangler dev) against a committed revision (A, a
  * second wrangler dev from `git archive`), expert calls interleaved pair by pair so the shared
@@ -47,26 +56,42 @@ export async function measureAgainstRevision(ctx: BenchContext, rev: string): Pr
         const [armA, armB] = limited ? [limitedA, limitedB] : [a, b];
         // Each arm's workerd works only while its own call runs, so its CPU over the whole
         // interleaved loop, divided by its calls, is its CPU per call (robust on a loaded machine).
+        // The loop runs in AB_BLOCKS blocks, each with its own CPU reading, so the figure also says
+        // how far the blocks' B/A ratios spread: a change smaller than that spread is not measured.
+        const warm = 10;
+        const perBlock = Math.max(1, Math.ceil(samples / share / AB_BLOCKS));
         const cpuBefore = await Promise.all([workerdCpuMs(base.pgid), workerdCpuMs(ctx.dev.pgid)]);
-        const times = await interleavedPairs(
-          () => callExpert(armA, expert, query),
-          () => callExpert(armB, expert, query),
-          { samples: Math.ceil(samples / share), warmup: 10, maxMs: 120_000 },
-        );
+        const times = { a: [] as number[], b: [] as number[] };
+        const blockRatios: number[] = [];
+        const deadline = performance.now() + 120_000;
+        for (let block = 0; block < AB_BLOCKS && performance.now() < deadline; block++) {
+          const start = await Promise.all([workerdCpuMs(base.pgid), workerdCpuMs(ctx.dev.pgid)]);
+          const pairs = await interleavedPairs(
+            () => callExpert(armA, expert, query),
+            () => callExpert(armB, expert, query),
+            { samples: perBlock, warmup: block === 0 ? warm : 0, maxMs: Math.max(0, deadline - performance.now()) },
+          );
+          const end = await Promise.all([workerdCpuMs(base.pgid), workerdCpuMs(ctx.dev.pgid)]);
+          times.a.push(...pairs.a);
+          times.b.push(...pairs.b);
+          const [calledA, calledB] = [pairs.a.length + (block === 0 ? warm : 0), pairs.b.length + (block === 0 ? warm : 0)];
+          const [blockA, blockB] = [(end[0].worker - start[0].worker) / calledA, (end[1].worker - start[1].worker) / calledB];
+          if (calledA > 0 && calledB > 0 && blockA > 0) blockRatios.push(blockB / blockA);
+        }
         const cpuAfter = await Promise.all([workerdCpuMs(base.pgid), workerdCpuMs(ctx.dev.pgid)]);
         const [sa, sb] = [summarize(times.a), summarize(times.b)];
-        const warm = 10;
         const cpuA = (cpuAfter[0].worker - cpuBefore[0].worker) / (sa.n + warm);
         const cpuB = (cpuAfter[1].worker - cpuBefore[1].worker) / (sb.n + warm);
+        const spread = blockSpread(blockRatios);
         figures.push({
           id: `AB ${limited ? "limited " : ""}${expert} vs ${rev.slice(0, 7)}`,
           title: `working tree / ${rev}, ${limited ? "skill with per-user and skill-wide limits, " : ""}${expert}(${query}) expert call (interleaved, n=${sa.n})`,
           value:
             `p50 ${round(sb.p50 / sa.p50, 3)}x (${round(sb.p50)} vs ${round(sa.p50)} ms), mean ${round(sb.mean / sa.mean, 3)}x; ` +
-            `CPU ${round(cpuB / cpuA, 3)}x (${round(cpuB, 2)} vs ${round(cpuA, 2)} ms per call; load ${loadNow()})`,
+            `CPU ${round(cpuB / cpuA, 3)}x (${round(cpuB, 2)} vs ${round(cpuA, 2)} ms per call; ${spread}; load ${loadNow()})`,
           target: "(A/B)",
           pass: null,
-          details: { base: sa, tree: sb, rev, cpuMsPerCall: { base: cpuA, tree: cpuB } },
+          details: { base: sa, tree: sb, rev, cpuMsPerCall: { base: cpuA, tree: cpuB }, cpuBlockRatios: blockRatios },
         });
       }
     } finally {
