@@ -10,8 +10,6 @@ const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** How long a name that resolved to public addresses is trusted before it is looked up again. */
 const RESOLVED_TTL_MS = 60_000;
-/** URLs a fetcher remembers as checked: one server's or model's endpoint, and the odd redirect. */
-const MAX_CHECKED_URLS = 32;
 
 /** The fetch for a URL-addressed downstream server; refusals name the server. */
 export function guardedFetch(serverId: string, env: Env, resolve: HostResolver = resolveOverHttps): FetchLike {
@@ -26,7 +24,7 @@ export function guardedFetch(serverId: string, env: Env, resolve: HostResolver =
  * secrets meant for this origin only. `refuse` builds the error that names what was called.
  */
 export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostResolver = resolveOverHttps): OutboundFetch {
-  const guard: Guard = { refuse, env, resolve, trusted: new Map<string, number>(), checked: new Map<string, URL>() };
+  const guard: Guard = { refuse, env, resolve, trusted: new Map<string, number>() };
   return async (input, init) => {
     // A body given whole (the SDKs send JSON strings) can be sent again after a 307/308 as it
     // is; only a streamed one needs a clone per hop, which tees the stream.
@@ -51,22 +49,11 @@ interface Guard {
   resolve: HostResolver;
   /** Hosts that resolved to public addresses, until when (RESOLVED_TTL_MS). */
   trusted: Map<string, number>;
-  /**
-   * URLs that passed `assertSafeOutboundUrl`, which depends on nothing but the URL and this
-   * guard's env: a fetcher sends every request of a run to the same endpoint, and each was parsed
-   * and checked again. Refusals are not kept, so a refused URL is checked (and refused) each time.
-   */
-  checked: Map<string, URL>;
 }
 
 /** One hop: `url` checked (scheme, host, and that its addresses are public), then `send` (redirects by hand). */
 async function fetchHop(url: string, send: () => Promise<Response>, guard: Guard): Promise<{ response: Response; url: URL }> {
-  let checked = guard.checked.get(url);
-  if (checked === undefined) {
-    checked = assertSafeOutboundUrl(url, guard.env, guard.refuse);
-    if (guard.checked.size >= MAX_CHECKED_URLS) guard.checked.clear();
-    guard.checked.set(url, checked);
-  }
+  const checked = assertSafeOutboundUrl(url, guard.env, guard.refuse);
   await assertResolvesPublic(guard.refuse, checked, guard.env, guard.resolve, guard.trusted);
   return { response: await send(), url: checked };
 }
