@@ -26,23 +26,25 @@ export function capDownstreamFetch(serverId: string, maxBytes: number, fetch: Fe
   return async (url, init) => {
     const response = await fetch(url, init);
     if (response.body === null) return response;
-    const requestId = requestIdOf(init?.body);
+    // The request's id matters only for an oversized answer: parsed then, not on every response.
+    const requestId = () => requestIdOf(init?.body);
     if (isEventStream(response)) {
       const body = capEventStream(response.body, {
         maxBytes,
         tooLarge,
         // A POST's stream answers that one request; a GET stream (legacy SSE) carries every answer.
-        endAfterReplacement: requestId !== undefined,
+        endAfterReplacement: () => requestId() !== undefined,
         replace: ({ head, tail }) => {
-          const id = requestId ?? idIn(head, tail);
+          const id = requestId() ?? idIn(head, tail);
           return id === undefined ? undefined : encoder.encode(`event: message\ndata: ${errorFor(id)}\n\n`);
         },
       });
       return withBody(response, body);
     }
-    if ((declaredLength(response) ?? 0) > maxBytes && requestId !== undefined) {
+    const id = (declaredLength(response) ?? 0) > maxBytes ? requestId() : undefined;
+    if (id !== undefined) {
       await response.body.cancel().catch(() => undefined);
-      return withBody(response, errorFor(requestId), "application/json");
+      return withBody(response, errorFor(id), "application/json");
     }
     if (framedWithin(response, maxBytes)) return response;
     return withBody(response, capPlainBody(response.body, maxBytes, tooLarge));

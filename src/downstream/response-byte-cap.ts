@@ -138,13 +138,13 @@ export type OversizedEvent = (event: { head: Uint8Array; tail: Uint8Array | unde
  * the bytes already passed on are closed off as an event type the MCP clients ignore, the rest
  * of the event is skipped as it arrives, and `replace` says what goes in its place. It is asked
  * first with the event's head; if it has nothing yet, again with the tail once the event ends
- * (a JSON-RPC id may be at either end). `endAfterReplacement` ends the stream after the
- * replacement (a per-request stream, whose answer that was). With no replacement at all the
+ * (a JSON-RPC id may be at either end). `endAfterReplacement` says, when asked at the first
+ * replacement, whether to end the stream after it (a per-request stream, whose answer that was). With no replacement at all the
  * body fails with `tooLarge()`.
  */
 export function capEventStream(
   body: ReadableStream<Uint8Array>,
-  options: { maxBytes: number; replace: OversizedEvent; endAfterReplacement: boolean; tooLarge: () => Error },
+  options: { maxBytes: number; replace: OversizedEvent; endAfterReplacement: () => boolean; tooLarge: () => Error },
 ): ReadableStream<Uint8Array> {
   const { maxBytes } = options;
   let eventBytes = 0;
@@ -170,7 +170,7 @@ export function capEventStream(
   };
   const emitReplacement = (sink: CapSink, replacement: Uint8Array): boolean => {
     sink.enqueue(replacement);
-    if (!options.endAfterReplacement) return false;
+    if (!options.endAfterReplacement()) return false;
     ended = true;
     // Ends this stream; the source is cancelled with it, so nothing more is read.
     sink.terminate();

@@ -76,7 +76,7 @@ describe("per-event caps on an SSE stream", () => {
   it("an oversized event whose id cannot be found fails the stream with the cap error", async () => {
     const body = capEventStream(chunked(`data: ${"z".repeat(5_000)}\n\n`, 100), {
       maxBytes: CAP,
-      endAfterReplacement: false,
+      endAfterReplacement: () => false,
       replace: () => undefined,
       tooLarge: () => new DownstreamResponseTooLargeError("srv", CAP),
     });
