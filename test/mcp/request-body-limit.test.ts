@@ -31,7 +31,10 @@ describe("readBoundedBody", () => {
     if (!read.ok) throw new Error("refused");
     expect(new TextDecoder().decode(read.bytes)).toBe(text);
     // Declared past the limit; and declared within it by a body that outgrows it (no HTTP framing in between).
-    for (const [body, length] of [["x".repeat(101), 101], ["x".repeat(101), 10]] as const) {
+    for (const [body, length] of [
+      ["x".repeat(101), 101],
+      ["x".repeat(101), 10],
+    ] as const) {
       const over = await readBoundedBody(post(body, length), 100);
       if (over.ok) throw new Error("accepted");
       expect(over.response.status).toBe(413);
