@@ -17,19 +17,56 @@ const SCENARIOS = [
  */
 const MS_PER_TICK = 10;
 
-/** CPU time (ms) of every thread of process `pid` from schedstat, or undefined when the kernel has none. */
-async function schedstatMs(pid: string): Promise<number | undefined> {
+/** CPU time (ms) of each thread of process `pid` from schedstat (empty when the kernel has none). */
+async function threadSchedstatMs(pid: string): Promise<Map<string, number>> {
   const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  let ns = 0;
-  let read = false;
+  const threads = new Map<string, number>();
   for (const tid of tasks) {
     const line = await readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8").catch(() => "");
     const runtime = Number(line.split(" ")[0]);
     if (line === "" || !Number.isFinite(runtime)) continue;
-    ns += runtime;
-    read = true;
+    threads.set(tid, runtime / 1e6);
   }
-  return read ? ns / 1e6 : undefined;
+  return threads;
+}
+
+/** CPU time (ms) of every thread of process `pid` from schedstat, or undefined when the kernel has none. */
+async function schedstatMs(pid: string): Promise<number | undefined> {
+  const threads = await threadSchedstatMs(pid);
+  return threads.size === 0 ? undefined : [...threads.values()].reduce((sum, ms) => sum + ms, 0);
+}
+
+/** The pids of wrangler dev's workerd processes in process group `pgid`, the Worker's (started with the inspector) apart. */
+async function workerdPids(pgid: number): Promise<Array<{ pid: string; worker: boolean; stat: string }>> {
+  const found: Array<{ pid: string; worker: boolean; stat: string }> = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const comm = /\((.*)\)/.exec(stat)?.[1] ?? "";
+    // Fields after the command name: state ppid pgrp … (the process group is the third).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (!comm.includes("workerd") || Number(fields[2]) !== pgid) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
+    found.push({ pid: entry, worker: cmdline.includes("--inspector-addr"), stat });
+  }
+  return found;
+}
+
+/**
+ * CPU time (ms) of each thread of the Worker's workerd in process group `pgid`. Under wrangler
+ * dev one thread of it runs the Worker, its Durable Objects and local D1 alike; the others are
+ * V8's helpers (GC, compilation) and I/O.
+ */
+export async function workerdThreadCpuMs(pgid: number): Promise<Map<string, number>> {
+  const worker = (await workerdPids(pgid)).find((process) => process.worker);
+  return worker === undefined ? new Map() : threadSchedstatMs(worker.pid);
+}
+
+/** The largest share of `wallMs` one thread spent on CPU between two readings of workerdThreadCpuMs. */
+export function busiestThreadShare(before: Map<string, number>, after: Map<string, number>, wallMs: number): number {
+  let busiest = 0;
+  for (const [tid, ms] of after) busiest = Math.max(busiest, ms - (before.get(tid) ?? 0));
+  return wallMs > 0 ? busiest / wallMs : Number.NaN;
 }
 
 export interface WorkerdCpu {
@@ -42,16 +79,11 @@ export interface WorkerdCpu {
 /** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting (schedstat's ns, else stat's ticks). */
 export async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
   const cpu: WorkerdCpu = { worker: 0, entry: 0 };
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const comm = /\((.*)\)/.exec(stat)?.[1] ?? "";
-    // Fields after the command name: state ppid pgrp … utime (14th field of the line) stime (15th).
+  for (const { pid, worker, stat } of await workerdPids(pgid)) {
+    // utime and stime: the 12th and 13th fields after the command name (14th and 15th of the line).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (!comm.includes("workerd") || Number(fields[2]) !== pgid) continue;
-    const ms = (await schedstatMs(entry)) ?? (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
-    if (cmdline.includes("--inspector-addr")) cpu.worker += ms;
+    const ms = (await schedstatMs(pid)) ?? (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+    if (worker) cpu.worker += ms;
     else cpu.entry += ms;
   }
   return cpu;

@@ -7,7 +7,7 @@ import { callDirect, callExpert, createConnector, type BenchContext, type Figure
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
 import { interleavedArms, interleavedPairs, round, summarize, type Summary } from "../sample-stats";
-import { workerdCpuMs } from "./cpu-per-call";
+import { busiestThreadShare, workerdCpuMs, workerdThreadCpuMs } from "./cpu-per-call";
 
 /**
  * Issue 21's goals, each as a ratio to the platform floor measured in the same run: the bench's
@@ -352,9 +352,13 @@ async function cpuFigures(
   return figures;
 }
 
-/** `clients` calling `call` at once until `total` calls have started; its wall time. */
-async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number) {
+/**
+ * `clients` calling `call` at once until `total` calls have started; its wall time, and the CPU
+ * of the busiest thread of the workerd in process group `pgid` over it (ms).
+ */
+async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number, pgid: number) {
   let next = 0;
+  const threadsBefore = await workerdThreadCpuMs(pgid);
   const started = performance.now();
   await Promise.all(
     clients.map(async (client) => {
@@ -364,7 +368,9 @@ async function burst(clients: McpTestClient[], call: (client: McpTestClient) => 
       }
     }),
   );
-  return { calls: total, seconds: (performance.now() - started) / 1000 };
+  const wallMs = performance.now() - started;
+  const busiestMs = busiestThreadShare(threadsBefore, await workerdThreadCpuMs(pgid), wallMs) * wallMs;
+  return { calls: total, seconds: wallMs / 1000, busiestMs };
 }
 
 /**
@@ -388,22 +394,33 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     const connectFloor = createConnector(floor.baseUrl, ctx.kind);
     const expertCall = (client: McpTestClient) => callExpert(client, "one_call", "go");
     const arms = [
-      { name: "product", clients: await connectEight(ctx.connect, "/mcp"), call: expertCall },
-      { name: "floor", clients: await connectEight(connectFloor, "/c/mcp"), call: (client: McpTestClient) => floorEcho(client, 3) },
-      { name: "d", clients: await connectEight(connectFloor, "/d/mcp"), call: expertCall },
+      { name: "product", clients: await connectEight(ctx.connect, "/mcp"), call: expertCall, pgid: ctx.dev.pgid },
+      { name: "floor", clients: await connectEight(connectFloor, "/c/mcp"), call: (client: McpTestClient) => floorEcho(client, 3), pgid: floor.pgid },
+      { name: "d", clients: await connectEight(connectFloor, "/d/mcp"), call: expertCall, pgid: floor.pgid },
     ] as const;
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples);
-    for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY);
-    const sums = { product: { calls: 0, seconds: 0 }, floor: { calls: 0, seconds: 0 }, d: { calls: 0, seconds: 0 } };
+    for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY, arm.pgid);
+    const sums = {
+      product: { calls: 0, seconds: 0, busiestMs: 0 },
+      floor: { calls: 0, seconds: 0, busiestMs: 0 },
+      d: { calls: 0, seconds: 0, busiestMs: 0 },
+    };
     for (const order of [arms, [...arms].reverse()]) {
       for (const arm of order) {
-        const result = await burst(arm.clients, arm.call, total);
+        const result = await burst(arm.clients, arm.call, total, arm.pgid);
         sums[arm.name].calls += result.calls;
         sums[arm.name].seconds += result.seconds;
+        sums[arm.name].busiestMs += result.busiestMs;
       }
     }
     const perSecond = (sum: { calls: number; seconds: number }) => sum.calls / sum.seconds;
     const [p, f, d] = [perSecond(sums.product), perSecond(sums.floor), perSecond(sums.d)];
+    // How busy each arm kept its workerd's busiest thread, and that thread's CPU per call: near
+    // 100%, calls per second are that thread's CPU per call inverted (the Worker, the object and
+    // local D1 share it under wrangler dev; production runs the stateless Worker elsewhere).
+    const busy = (sum: { seconds: number; busiestMs: number; calls: number }) =>
+      `${round((100 * sum.busiestMs) / (sum.seconds * 1000), 0)}% busy, ${round(sum.busiestMs / sum.calls, 2)} ms a call`;
+    const saturation = `busiest workerd thread: product ${busy(sums.product)}; C ${busy(sums.floor)}; D ${busy(sums.d)}`;
     return [
       {
         id: "Goal one session, concurrency 8",
@@ -416,7 +433,7 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
       {
         id: "Floor D, concurrency 8",
         title: "one_call calls per second at concurrency 8 split by library floor D(1), into its one object (same rounds)",
-        value: `D ${round(d, 1)} calls/s; product ÷ D ${round(p / d, 3)}x (ours); D ÷ C(3) ${round(d / f, 3)}x (the libraries')`,
+        value: `D ${round(d, 1)} calls/s; product ÷ D ${round(p / d, 3)}x (ours); D ÷ C(3) ${round(d / f, 3)}x (the libraries'); ${saturation}`,
         target: "(split of the gap)",
         pass: null,
         details: { product: sums.product, d: sums.d, floor: sums.floor },
