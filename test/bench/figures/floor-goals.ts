@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { repoRoot } from "../../e2e/harness/wrangler-command";
@@ -359,6 +361,8 @@ async function cpuFigures(
 async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number, pgid: number) {
   let next = 0;
   const threadsBefore = await workerdThreadCpuMs(pgid);
+  const machineBefore = await machineCpuTicks();
+  const benchBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     clients.map(async (client) => {
@@ -369,8 +373,20 @@ async function burst(clients: McpTestClient[], call: (client: McpTestClient) => 
     }),
   );
   const wallMs = performance.now() - started;
+  const bench = process.cpuUsage(benchBefore);
+  const machineAfter = await machineCpuTicks();
   const busiestMs = busiestThreadShare(threadsBefore, await workerdThreadCpuMs(pgid), wallMs) * wallMs;
-  return { calls: total, seconds: wallMs / 1000, busiestMs };
+  const machineBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
+  return { calls: total, seconds: wallMs / 1000, busiestMs, benchMs: (bench.user + bench.system) / 1000, machineBusy };
+}
+
+/** The machine's CPU ticks from /proc/stat's first line: all of them, and those not idle or waiting on I/O. */
+async function machineCpuTicks(): Promise<{ total: number; busy: number }> {
+  const line = (await readFile("/proc/stat", "utf8")).split("\n")[0] ?? "";
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const total = ticks.slice(0, 8).reduce((sum, tick) => sum + tick, 0);
+  return { total, busy: total - (ticks[3] ?? 0) - (ticks[4] ?? 0) };
 }
 
 /**
@@ -401,9 +417,9 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples);
     for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY, arm.pgid);
     const sums = {
-      product: { calls: 0, seconds: 0, busiestMs: 0 },
-      floor: { calls: 0, seconds: 0, busiestMs: 0 },
-      d: { calls: 0, seconds: 0, busiestMs: 0 },
+      product: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
+      floor: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
+      d: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
     };
     for (const order of [arms, [...arms].reverse()]) {
       for (const arm of order) {
@@ -411,16 +427,24 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
         sums[arm.name].calls += result.calls;
         sums[arm.name].seconds += result.seconds;
         sums[arm.name].busiestMs += result.busiestMs;
+        sums[arm.name].benchMs += result.benchMs;
+        sums[arm.name].machineBusy.push(result.machineBusy);
       }
     }
     const perSecond = (sum: { calls: number; seconds: number }) => sum.calls / sum.seconds;
     const [p, f, d] = [perSecond(sums.product), perSecond(sums.floor), perSecond(sums.d)];
     // How busy each arm kept its workerd's busiest thread, and that thread's CPU per call: near
     // 100%, calls per second are that thread's CPU per call inverted (the Worker, the object and
-    // local D1 share it under wrangler dev; production runs the stateless Worker elsewhere).
+    // local D1 share it under wrangler dev; production runs the stateless Worker elsewhere). The
+    // bench's own process (the eight clients, the fake model, the echo server) shares the other core.
     const busy = (sum: { seconds: number; busiestMs: number; calls: number }) =>
       `${round((100 * sum.busiestMs) / (sum.seconds * 1000), 0)}% busy, ${round(sum.busiestMs / sum.calls, 2)} ms a call`;
-    const saturation = `busiest workerd thread: product ${busy(sums.product)}; C ${busy(sums.floor)}; D ${busy(sums.d)}`;
+    const benchShare = (sum: { seconds: number; benchMs: number }) => `${round((100 * sum.benchMs) / (sum.seconds * 1000), 0)}%`;
+    const machine = (sum: { machineBusy: number[] }) => `${round((100 * sum.machineBusy.reduce((a, b) => a + b, 0)) / sum.machineBusy.length, 0)}%`;
+    const saturation =
+      `busiest workerd thread: product ${busy(sums.product)}; C ${busy(sums.floor)}; D ${busy(sums.d)}; ` +
+      `the bench's own process (clients, fake model, echo server) ${benchShare(sums.product)} / ${benchShare(sums.floor)} / ${benchShare(sums.d)} of a core; ` +
+      `the machine's ${availableParallelism()} cores ${machine(sums.product)} / ${machine(sums.floor)} / ${machine(sums.d)} busy`;
     return [
       {
         id: "Goal one session, concurrency 8",
