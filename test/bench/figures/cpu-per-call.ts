@@ -69,6 +69,15 @@ export function busiestThreadShare(before: Map<string, number>, after: Map<strin
   return wallMs > 0 ? busiest / wallMs : Number.NaN;
 }
 
+/** The machine's CPU ticks from /proc/stat's first line: all of them, and those not idle or waiting on I/O. */
+export async function machineCpuTicks(): Promise<{ total: number; busy: number }> {
+  const line = (await readFile("/proc/stat", "utf8")).split("\n")[0] ?? "";
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+  const total = ticks.slice(0, 8).reduce((sum, tick) => sum + tick, 0);
+  return { total, busy: total - (ticks[3] ?? 0) - (ticks[4] ?? 0) };
+}
+
 export interface WorkerdCpu {
   /** The workerd that runs the Worker and its Durable Objects (wrangler starts it with the inspector). */
   worker: number;

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
@@ -9,7 +8,7 @@ import { callDirect, callExpert, createConnector, type BenchContext, type Figure
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
 import { interleavedArms, interleavedPairs, round, summarize, type Summary } from "../sample-stats";
-import { busiestThreadShare, workerdCpuMs, workerdThreadCpuMs } from "./cpu-per-call";
+import { busiestThreadShare, machineCpuTicks, workerdCpuMs, workerdThreadCpuMs } from "./cpu-per-call";
 
 /**
  * Issue 21's goals, each as a ratio to the platform floor measured in the same run: the bench's
@@ -380,14 +379,6 @@ async function burst(clients: McpTestClient[], call: (client: McpTestClient) => 
   return { calls: total, seconds: wallMs / 1000, busiestMs, benchMs: (bench.user + bench.system) / 1000, machineBusy };
 }
 
-/** The machine's CPU ticks from /proc/stat's first line: all of them, and those not idle or waiting on I/O. */
-async function machineCpuTicks(): Promise<{ total: number; busy: number }> {
-  const line = (await readFile("/proc/stat", "utf8")).split("\n")[0] ?? "";
-  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system idle iowait irq softirq steal (guest time is counted in user already).
-  const total = ticks.slice(0, 8).reduce((sum, tick) => sum + tick, 0);
-  return { total, busy: total - (ticks[3] ?? 0) - (ticks[4] ?? 0) };
-}
 
 /**
  * One session (one user, one skill) at concurrency 8, one_call; beside it floor C(3) and library
