@@ -379,7 +379,6 @@ async function burst(clients: McpTestClient[], call: (client: McpTestClient) => 
   return { calls: total, seconds: wallMs / 1000, busiestMs, benchMs: (bench.user + bench.system) / 1000, machineBusy };
 }
 
-
 /**
  * One session (one user, one skill) at concurrency 8, one_call; beside it floor C(3) and library
  * floor D(1), each at concurrency 8 into the floor's one object. Rounds of one burst per arm, the
