@@ -226,8 +226,8 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
         summarize(noneD),
       ),
     );
-    const [oneProduct = [], oneC = [], oneD = []] = await interleavedArms(
-      [() => callExpert(product, "one_call", "go"), () => floorEcho(c, 3), () => callExpert(d, "one_call", "go")],
+    const [oneProduct = [], oneC = [], oneD = [], oneE = []] = await interleavedArms(
+      [() => callExpert(product, "one_call", "go"), () => floorEcho(c, 3), () => callExpert(d, "one_call", "go"), () => callExpert(e, "one_call", "go")],
       sizes,
     );
     figures.push(
@@ -245,6 +245,13 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
         summarize(oneD),
         summarize(oneC),
         "C(3)",
+      ),
+      recordFloorFigure(
+        "Floor E, one tool step",
+        "one_call: ours split by floor E(1), D with a durable run record (same rounds)",
+        summarize(oneProduct),
+        summarize(oneE),
+        summarize(oneD),
       ),
     );
 
