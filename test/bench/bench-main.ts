@@ -11,6 +11,7 @@ import { measureExpertBreakdown } from "./figures/expert-breakdown";
 import { measureEvals } from "./figures/evals";
 import { measureAgainstRevision } from "./figures/ab-revision";
 import { measureCpuProfile } from "./figures/cpu-profile";
+import { measureCallTimeline } from "./figures/call-timeline";
 import { measureCpuPerCall } from "./figures/cpu-per-call";
 import { measureFloor } from "./figures/f0-floor";
 import { measureConnections } from "./figures/c1-connections";
@@ -117,6 +118,8 @@ export async function runBenchmark(args: string[]): Promise<void> {
     if (only?.includes("P")) await step("P", () => measureCpuProfile(ctx));
     // `--only=PD`: the product's and library floor D's isolates profiled at once, their difference by module and function.
     if (only?.includes("PD")) await step("PD", () => measureLibraryFloorProfile(ctx));
+    // `--only=TL`: a call's wall time cut into segments at its syscalls (perf trace), product beside floors D and E.
+    if (only?.includes("TL")) await step("TL", () => measureCallTimeline(ctx));
     // `--only=AB --ab=<rev>[,<rev>…]`: this tree against each committed revision in turn, interleaved.
     const abRevs = args
       .find((arg) => arg.startsWith("--ab="))

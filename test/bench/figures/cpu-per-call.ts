@@ -58,8 +58,13 @@ async function workerdPids(pgid: number): Promise<Array<{ pid: string; worker: b
  * V8's helpers (GC, compilation) and I/O.
  */
 export async function workerdThreadCpuMs(pgid: number): Promise<Map<string, number>> {
-  const worker = (await workerdPids(pgid)).find((process) => process.worker);
-  return worker === undefined ? new Map() : threadSchedstatMs(worker.pid);
+  const worker = await workerdWorkerPid(pgid);
+  return worker === undefined ? new Map() : threadSchedstatMs(worker);
+}
+
+/** The pid of the workerd in process group `pgid` that runs the Worker (wrangler starts it with the inspector). */
+export async function workerdWorkerPid(pgid: number): Promise<string | undefined> {
+  return (await workerdPids(pgid)).find((process) => process.worker)?.pid;
 }
 
 /** The largest share of `wallMs` one thread spent on CPU between two readings of workerdThreadCpuMs. */

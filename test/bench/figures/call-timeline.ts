@@ -1,0 +1,169 @@
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, fsyncSync, openSync } from "node:fs";
+import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { McpTestClient } from "../../e2e/harness/mcp-clients";
+import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { loadNow } from "../results-report";
+import { median, round } from "../sample-stats";
+import { callsOf, parseTrace, segments, type Role, type Segments } from "./syscall-timeline";
+import { workerdWorkerPid } from "./cpu-per-call";
+import { floorEchoBase, startFloor } from "./floor-goals";
+
+const SCENARIOS = [
+  { expert: "no_tools", query: "hi", modelCalls: 1 },
+  { expert: "one_call", query: "go", modelCalls: 2 },
+  { expert: "many_steps", query: "steps=5", modelCalls: 6 },
+] as const;
+const ARMS = ["product", "d", "e"] as const;
+type Arm = (typeof ARMS)[number];
+
+/**
+ * TL (`--only=TL`, not part of a default run): where one call's wall time goes, segment by
+ * segment, in the product and in the floors D and E. `perf trace` records the socket and fsync
+ * syscalls of both Worker workerds while each arm makes sequential calls of one expert, in
+ * alternating blocks; each call is cut at its syscalls (the request read, the start commit's
+ * fsync, every model and tool request written and answer read, the end commit's fsync, the
+ * answer written) and each segment's median is compared across the arms. perf reads the kernel's
+ * syscall tracepoints; strace, tried first, stops the thread at every syscall, which doubled the
+ * product's CPU and swelled its commits' many small page writes beyond E's few. The client's own
+ * time per call is kept too: what it waited beyond the Worker's workerd is wrangler's entry
+ * workerd, loopback and the client's work. `BENCH_TL_CALLS` sets the calls per arm and expert
+ * (default 150); `BENCH_TL_KEEP=1` keeps the raw trace in the temp directory.
+ */
+export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> {
+  if (spawnSync("perf", ["--version"]).status !== 0) throw new Error("figure TL needs `perf` (Debian's linux-perf) on PATH, with permission to trace syscalls");
+  const loadStart = loadNow();
+  const calls = Number(process.env.BENCH_TL_CALLS ?? 150);
+  const floor = await startFloor(ctx, floorEchoBase(ctx));
+  const clients: McpTestClient[] = [];
+  const dir = await mkdtemp(join(tmpdir(), "slipsnisse-timeline-"));
+  try {
+    const connectFloor = createConnector(floor.baseUrl, ctx.kind);
+    const arms: Record<Arm, McpTestClient> = { product: await ctx.connect("/mcp"), d: await connectFloor("/d/mcp"), e: await connectFloor("/e/mcp") };
+    clients.push(...Object.values(arms));
+    for (const scenario of SCENARIOS) for (const arm of ARMS) for (let i = 0; i < 10; i++) await callExpert(arms[arm], scenario.expert, scenario.query);
+    const [productPid, floorPid] = [await workerdWorkerPid(ctx.dev.pgid), await workerdWorkerPid(floor.pgid)];
+    if (productPid === undefined || floorPid === undefined)
+      throw new Error("found no Worker workerd (started with --inspector-addr) for the product or the floor");
+
+    const file = join(dir, "trace.txt");
+    // The bench marks each block's start in the trace with an fsync of its own (a connection
+    // may close between blocks and its fd come back for another): the sockets' roles read after
+    // a block hold for the events since its mark, its calls having kept their connections busy.
+    // Synchronous, so the fsync is the main thread's (tid = pid), not a libuv worker's.
+    const marker = openSync(join(dir, "marker"), "w");
+    const mark = () => fsyncSync(marker);
+    const benchPid = String(process.pid);
+    const pids = [productPid, floorPid];
+    const perf = spawn("perf", ["trace", "-p", [...pids, benchPid].join(","), "-e", "sendto,recvfrom,writev,fsync", "-o", file], { stdio: "ignore" });
+    const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
+    const rolesByBlock: Array<Map<string, Map<string, Role>>> = [];
+    /** What the client saw of each call (ms), per scenario and arm. */
+    const clientMs = new Map<string, number[]>();
+    try {
+      await untilTraced(file, () => callExpert(arms.product, "no_tools", "hi"));
+      // One block per arm and scenario, the arms' order mirrored in the second half, so a drift of the machine weighs on all alike.
+      const perBlock = Math.max(1, Math.round(calls / 2));
+      for (const scenario of SCENARIOS) {
+        for (const order of [ARMS, [...ARMS].reverse()]) {
+          for (const arm of order) {
+            mark();
+            const seen = clientMs.get(`${scenario.expert} ${arm}`) ?? [];
+            clientMs.set(`${scenario.expert} ${arm}`, seen);
+            for (let i = 0; i < perBlock; i++) {
+              const started = performance.now();
+              await callExpert(arms[arm], scenario.expert, scenario.query);
+              seen.push(performance.now() - started);
+            }
+            rolesByBlock.push(new Map(await Promise.all(pids.map(async (pid) => [pid, await socketRoles(pid, ctx)] as const))));
+          }
+        }
+      }
+      mark();
+    } finally {
+      perf.kill("SIGINT");
+      await exited;
+      closeSync(marker);
+    }
+    const events = parseTrace(await readFile(file, "utf8"), { benchPid, markerFd: String(marker), rolesByBlock });
+    const loadEnd = loadNow();
+    console.error(`[bench] TL: ${calls} calls of each expert per arm; 1-min load ${loadStart} → ${loadEnd}; medians in ms from the request's read`);
+    const figures: Figure[] = [];
+    for (const scenario of SCENARIOS) {
+      // In the floor's workerd, D's and E's calls differ by E's commits (fsync); the product's are its own.
+      const product = segments(callsOf(events.get(productPid) ?? [], scenario.modelCalls, true));
+      const d = segments(callsOf(events.get(floorPid) ?? [], scenario.modelCalls, false));
+      const e = segments(callsOf(events.get(floorPid) ?? [], scenario.modelCalls, true));
+      const row = (name: Exclude<keyof Segments, "pattern" | "calls">) => `${name} ${round(product[name])} / ${round(d[name])} / ${round(e[name])}`;
+      // The rest of what the client waited: wrangler's entry workerd in front, loopback, and the client's own work.
+      const client = (arm: Arm) => median(clientMs.get(`${scenario.expert} ${arm}`) ?? []);
+      const outside = (arm: Arm, inside: Segments) => client(arm) - inside.total;
+      console.error(`[bench] TL ${scenario.expert} (product ${product.calls}, D ${d.calls}, E ${e.calls} calls):`);
+      for (const arm of [["product", product] as const, ["D", d] as const, ["E", e] as const]) console.error(`    ${arm[0].padEnd(8)} ${arm[1].pattern}`);
+      figures.push({
+        id: `TL ${scenario.expert}`,
+        title: `where a ${scenario.expert} call's wall time goes, medians in ms (product / D / E), from its syscalls traced by perf`,
+        value:
+          `${row("total")}; ${row("front")} (request read → first model request, the start commit included); ` +
+          `${row("modelWait")} (the fake model); ${row("steps")} (first model answer → last model request: the tool steps); ` +
+          `${row("end")} (last model answer → answer written, the end commit included); ` +
+          `outside the Worker's workerd ${round(outside("product", product))} / ${round(outside("d", d))} / ${round(outside("e", e))} ` +
+          `(the client's p50 ${round(client("product"))} / ${round(client("d"))} / ${round(client("e"))} less the total: wrangler's entry workerd, loopback, the client); ` +
+          `product − E: front ${signed(product.front - e.front)}, steps ${signed(product.steps - e.steps)}, end ${signed(product.end - e.end)}, ` +
+          `outside ${signed(outside("product", product) - outside("e", e))}`,
+        target: "(breakdown)",
+        pass: null,
+        details: { product, d, e, clientMs: { product: client("product"), d: client("d"), e: client("e") }, calls, load: `${loadStart} → ${loadEnd}` },
+      });
+    }
+    return figures;
+  } finally {
+    await Promise.allSettled(clients.map((client) => client.close()));
+    await floor.stop();
+    if (process.env.BENCH_TL_KEEP === undefined) await rm(dir, { recursive: true, force: true });
+    else console.error(`[bench] TL trace kept in ${dir}`);
+  }
+}
+
+const signed = (ms: number) => `${ms < 0 ? "" : "+"}${round(ms)} ms`;
+
+/** Calls `probe` until the trace file shows events (perf attaches asynchronously); bounded in count. */
+async function untilTraced(file: string, probe: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    await probe();
+    const text = await readFile(file, "utf8").catch(() => "");
+    if (/workerd\/\d+ sendto\(/.test(text)) return;
+  }
+  throw new Error("perf trace recorded nothing after 200 calls: is tracing permitted here (perf_event_paranoid)?");
+}
+
+/**
+ * Each socket of a workerd by what is at its other end: the fake model, the echo server (its
+ * tool calls), or a client (wrangler's entry workerd, forwarding the MCP requests), from the
+ * process's fd links and its /proc/<pid>/net/tcp table.
+ */
+async function socketRoles(pid: string, ctx: BenchContext): Promise<Map<string, Role>> {
+  const modelPort = Number(new URL(ctx.fake.baseURL).port);
+  const echoPort = Number(new URL(ctx.echoBase).port);
+  const remotePortByInode = new Map<string, number>();
+  for (const table of ["tcp", "tcp6"]) {
+    const text = await readFile(`/proc/${pid}/net/${table}`, "utf8").catch(() => "");
+    for (const line of text.split("\n").slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const remote = fields[2];
+      const inode = fields[9];
+      if (remote === undefined || inode === undefined) continue;
+      remotePortByInode.set(inode, Number.parseInt(remote.split(":")[1] ?? "", 16));
+    }
+  }
+  const roles = new Map<string, Role>();
+  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
+    const inode = /^socket:\[(\d+)\]$/.exec(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ""))?.[1];
+    const port = inode === undefined ? undefined : remotePortByInode.get(inode);
+    if (port === undefined) continue;
+    roles.set(fd, port === modelPort ? "model" : port === echoPort ? "tool" : "client");
+  }
+  return roles;
+}
