@@ -18,12 +18,22 @@ const SCENARIOS = [
 ] as const;
 const ARMS = ["product", "d", "e"] as const;
 type Arm = (typeof ARMS)[number];
+const ORDERS: ReadonlyArray<readonly Arm[]> = [
+  ["product", "d", "e"],
+  ["d", "e", "product"],
+  ["e", "product", "d"],
+  ["e", "d", "product"],
+  ["product", "e", "d"],
+  ["d", "product", "e"],
+];
+/** Rounds between two reads of the sockets' roles (their connections stay busy meanwhile). */
+const ROUNDS_PER_BLOCK = 25;
 
 /**
  * TL (`--only=TL`, not part of a default run): where one call's wall time goes, segment by
  * segment, in the product and in the floors D and E. `perf trace` records the socket and fsync
- * syscalls of both Worker workerds while each arm makes sequential calls of one expert, in
- * alternating blocks; each call is cut at its syscalls (the request read, the start commit's
+ * syscalls of both Worker workerds while the arms take turns calling one expert, a call at a
+ * time; each call is cut at its syscalls (the request read, the start commit's
  * fsync, every model and tool request written and answer read, the end commit's fsync, the
  * answer written) and each segment's median is compared across the arms. perf reads the kernel's
  * syscall tracepoints; strace, tried first, stops the thread at every syscall, which doubled the
@@ -50,8 +60,8 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
 
     const file = join(dir, "trace.txt");
     // The bench marks each block's start in the trace with an fsync of its own (a connection
-    // may close between blocks and its fd come back for another): the sockets' roles read after
-    // a block hold for the events since its mark, its calls having kept their connections busy.
+    // may close and its fd come back for another): the sockets' roles read after a block hold for
+    // the events since its mark, its calls having kept their connections busy.
     // Synchronous, so the fsync is the main thread's (tid = pid), not a libuv worker's.
     const marker = openSync(join(dir, "marker"), "w");
     const mark = () => fsyncSync(marker);
@@ -64,19 +74,19 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     const clientMs = new Map<string, number[]>();
     try {
       await untilTraced(file, () => callExpert(arms.product, "no_tools", "hi"));
-      // One block per arm and scenario, the arms' order mirrored in the second half, so a drift of the machine weighs on all alike.
-      const perBlock = Math.max(1, Math.round(calls / 2));
+      // Rounds of one call per arm, each round in the next of the six orders, so every arm meets
+      // the machine's moments as the others do; a block of rounds between two marks.
       for (const scenario of SCENARIOS) {
-        for (const order of [ARMS, [...ARMS].reverse()]) {
-          for (const arm of order) {
-            mark();
+        for (let round = 0; round < calls; round++) {
+          if (round % ROUNDS_PER_BLOCK === 0) mark();
+          for (const arm of ORDERS[round % ORDERS.length] ?? ARMS) {
             const seen = clientMs.get(`${scenario.expert} ${arm}`) ?? [];
             clientMs.set(`${scenario.expert} ${arm}`, seen);
-            for (let i = 0; i < perBlock; i++) {
-              const started = performance.now();
-              await callExpert(arms[arm], scenario.expert, scenario.query);
-              seen.push(performance.now() - started);
-            }
+            const started = performance.now();
+            await callExpert(arms[arm], scenario.expert, scenario.query);
+            seen.push(performance.now() - started);
+          }
+          if ((round + 1) % ROUNDS_PER_BLOCK === 0 || round === calls - 1) {
             rolesByBlock.push(new Map(await Promise.all(pids.map(async (pid) => [pid, await socketRoles(pid, ctx)] as const))));
           }
         }
