@@ -138,9 +138,9 @@ export type OversizedEvent = (event: { head: Uint8Array; tail: Uint8Array | unde
  * the bytes already passed on are closed off as an event type the MCP clients ignore, the rest
  * of the event is skipped as it arrives, and `replace` says what goes in its place. It is asked
  * first with the event's head; if it has nothing yet, again with the tail once the event ends
- * (a JSON-RPC id may be at either end). `endAfterReplacement` says, when asked at the first
- * replacement, whether to end the stream after it (a per-request stream, whose answer that was). With no replacement at all the
- * body fails with `tooLarge()`.
+ * (a JSON-RPC id may be at either end). `endAfterReplacement`, asked at a replacement, says
+ * whether to end the stream after it (a per-request stream, whose answer that was). With no
+ * replacement at all the body fails with `tooLarge()`.
  */
 export function capEventStream(
   body: ReadableStream<Uint8Array>,

@@ -433,7 +433,7 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     // How busy each arm kept its workerd's busiest thread, and that thread's CPU per call: near
     // 100%, calls per second are that thread's CPU per call inverted (the Worker, the object and
     // local D1 share it under wrangler dev; production runs the stateless Worker elsewhere). The
-    // bench's own process (the eight clients, the fake model, the echo server) shares the other core.
+    // bench's own process (the eight clients, the fake model, the echo server) runs beside it.
     const busy = (sum: { seconds: number; busiestMs: number; calls: number }) =>
       `${round((100 * sum.busiestMs) / (sum.seconds * 1000), 0)}% busy, ${round(sum.busiestMs / sum.calls, 2)} ms a call`;
     const benchShare = (sum: { seconds: number; benchMs: number }) => `${round((100 * sum.benchMs) / (sum.seconds * 1000), 0)}%`;
