@@ -77,24 +77,27 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
       // Rounds of one call per arm, each round in the next of the six orders, so every arm meets
       // the machine's moments as the others do; a block of rounds between two marks.
       for (const scenario of SCENARIOS) {
-        for (let round = 0; round < calls; round++) {
-          if (round % ROUNDS_PER_BLOCK === 0) mark();
-          for (const arm of ORDERS[round % ORDERS.length] ?? ARMS) {
+        for (let turn = 0; turn < calls; turn++) {
+          if (turn % ROUNDS_PER_BLOCK === 0) mark();
+          for (const arm of ORDERS[turn % ORDERS.length] ?? ARMS) {
             const seen = clientMs.get(`${scenario.expert} ${arm}`) ?? [];
             clientMs.set(`${scenario.expert} ${arm}`, seen);
             const started = performance.now();
             await callExpert(arms[arm], scenario.expert, scenario.query);
             seen.push(performance.now() - started);
           }
-          if ((round + 1) % ROUNDS_PER_BLOCK === 0 || round === calls - 1) {
+          if ((turn + 1) % ROUNDS_PER_BLOCK === 0 || turn === calls - 1) {
             rolesByBlock.push(new Map(await Promise.all(pids.map(async (pid) => [pid, await socketRoles(pid, ctx)] as const))));
           }
         }
       }
       mark();
     } finally {
+      // perf writes out its buffers on SIGINT; one that does not end within 10 s is killed.
       perf.kill("SIGINT");
+      const stuck = setTimeout(() => perf.kill("SIGKILL"), 10_000);
       await exited;
+      clearTimeout(stuck);
       closeSync(marker);
     }
     const events = parseTrace(await readFile(file, "utf8"), { benchPid, markerFd: String(marker), rolesByBlock });
