@@ -45,6 +45,16 @@ export function createConnector(baseUrl: string, kind: McpClientKind): (path: st
   return (path) => connectMcpClient(kind, path.startsWith("http") ? path : `${baseUrl}${path}`, { timeoutMs: 120_000 });
 }
 
+/**
+ * The bench catalog's experts by the tool steps they make (the fake model's script decides), with
+ * the query that asks for them: one table for every figure that compares 0, 1 and 5 steps.
+ */
+export const TOOL_STEP_SCENARIOS = [
+  { toolSteps: 0, expert: "no_tools", query: "hi" },
+  { toolSteps: 1, expert: "one_call", query: "go" },
+  { toolSteps: 5, expert: "many_steps", query: "steps=5" },
+] as const;
+
 /** Calls an expert and fails loudly on an error result: a bench must not time failures. */
 export async function callExpert(client: McpTestClient, name: string, query: string): Promise<ToolCallResult> {
   const result = await client.callTool(name, { query });

@@ -4,18 +4,13 @@ import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
-import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { loadNow } from "../results-report";
 import { median, round } from "../sample-stats";
 import { callsOf, parseTrace, segments, type Role, type Segments } from "./syscall-timeline";
 import { workerdWorkerPid } from "./cpu-per-call";
 import { floorEchoBase, startFloor } from "./floor-goals";
 
-const SCENARIOS = [
-  { expert: "no_tools", query: "hi", modelCalls: 1 },
-  { expert: "one_call", query: "go", modelCalls: 2 },
-  { expert: "many_steps", query: "steps=5", modelCalls: 6 },
-] as const;
 const ARMS = ["product", "d", "e"] as const;
 type Arm = (typeof ARMS)[number];
 const ORDERS: ReadonlyArray<readonly Arm[]> = [
@@ -53,7 +48,8 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     const connectFloor = createConnector(floor.baseUrl, ctx.kind);
     const arms: Record<Arm, McpTestClient> = { product: await ctx.connect("/mcp"), d: await connectFloor("/d/mcp"), e: await connectFloor("/e/mcp") };
     clients.push(...Object.values(arms));
-    for (const scenario of SCENARIOS) for (const arm of ARMS) for (let i = 0; i < 10; i++) await callExpert(arms[arm], scenario.expert, scenario.query);
+    for (const scenario of TOOL_STEP_SCENARIOS)
+      for (const arm of ARMS) for (let i = 0; i < 10; i++) await callExpert(arms[arm], scenario.expert, scenario.query);
     const [productPid, floorPid] = [await workerdWorkerPid(ctx.dev.pgid), await workerdWorkerPid(floor.pgid)];
     if (productPid === undefined || floorPid === undefined)
       throw new Error("found no Worker workerd (started with --inspector-addr) for the product or the floor");
@@ -76,7 +72,7 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
       await untilTraced(file, () => callExpert(arms.product, "no_tools", "hi"));
       // Rounds of one call per arm, each round in the next of the six orders, so every arm meets
       // the machine's moments as the others do; a block of rounds between two marks.
-      for (const scenario of SCENARIOS) {
+      for (const scenario of TOOL_STEP_SCENARIOS) {
         for (let turn = 0; turn < calls; turn++) {
           if (turn % ROUNDS_PER_BLOCK === 0) mark();
           for (const arm of ORDERS[turn % ORDERS.length] ?? ARMS) {
@@ -104,11 +100,11 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     const loadEnd = loadNow();
     console.error(`[bench] TL: ${calls} calls of each expert per arm; 1-min load ${loadStart} → ${loadEnd}; medians in ms from the request's read`);
     const figures: Figure[] = [];
-    for (const scenario of SCENARIOS) {
+    for (const scenario of TOOL_STEP_SCENARIOS) {
       // In the floor's workerd, D's and E's calls differ by E's commits (fsync); the product's are its own.
-      const product = segments(callsOf(events.get(productPid) ?? [], scenario.modelCalls, true));
-      const d = segments(callsOf(events.get(floorPid) ?? [], scenario.modelCalls, false));
-      const e = segments(callsOf(events.get(floorPid) ?? [], scenario.modelCalls, true));
+      const product = segments(callsOf(events.get(productPid) ?? [], scenario.toolSteps + 1, true));
+      const d = segments(callsOf(events.get(floorPid) ?? [], scenario.toolSteps + 1, false));
+      const e = segments(callsOf(events.get(floorPid) ?? [], scenario.toolSteps + 1, true));
       const row = (name: Exclude<keyof Segments, "pattern" | "calls">) => `${name} ${round(product[name])} / ${round(d[name])} / ${round(e[name])}`;
       // The rest of what the client waited: wrangler's entry workerd in front, loopback, and the client's own work.
       const client = (arm: Arm) => median(clientMs.get(`${scenario.expert} ${arm}`) ?? []);

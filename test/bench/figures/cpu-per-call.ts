@@ -1,13 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
-import { callExpert, type BenchContext, type Figure } from "../bench-context";
+import { callExpert, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { round } from "../sample-stats";
-
-/** Tool steps → the bench expert and query that make that many (the fake model script decides). */
-const SCENARIOS = [
-  { toolSteps: 0, expert: "no_tools", query: "hi" },
-  { toolSteps: 1, expert: "one_call", query: "go" },
-  { toolSteps: 5, expert: "many_steps", query: "steps=5" },
-] as const;
 
 /**
  * Linux reports process CPU in /proc/<pid>/stat in clock ticks of 1/100 s (USER_HZ): a block of
@@ -113,7 +106,7 @@ export async function measureCpuPerCall(ctx: BenchContext): Promise<Figure[]> {
   try {
     const calls = Math.max(50, Math.round(ctx.sizes.samples / 2));
     const rows: Array<{ toolSteps: number; expert: string; workerMs: number; entryMs: number; wallMs: number }> = [];
-    for (const scenario of SCENARIOS) {
+    for (const scenario of TOOL_STEP_SCENARIOS) {
       for (let i = 0; i < ctx.sizes.warmup; i++) await callExpert(worker, scenario.expert, scenario.query);
       const before = await workerdCpuMs(ctx.dev.pgid);
       const started = performance.now();

@@ -4,7 +4,7 @@ import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { repoRoot } from "../../e2e/harness/wrangler-command";
 import { startWranglerDev, type WranglerDev } from "../../e2e/harness/wrangler-dev";
 import { readFixtureStats, resetFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
-import { callDirect, callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { callDirect, callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
 import { interleavedArms, interleavedPairs, round, summarize, type Summary } from "../sample-stats";
@@ -28,12 +28,6 @@ export const GOALS = {
 } as const;
 
 const CONCURRENCY = 8;
-/** Tool steps of each CPU scenario → the fetches the floor makes for the same work: (steps + 1) model calls and `steps` tool calls. */
-const CPU_SCENARIOS = [
-  { toolSteps: 0, expert: "no_tools", query: "hi" },
-  { toolSteps: 1, expert: "one_call", query: "go" },
-  { toolSteps: 5, expert: "many_steps", query: "steps=5" },
-] as const;
 
 function floorEcho(client: McpTestClient, fetches: number): Promise<unknown> {
   return callDirect(client, "echo", { text: "ping", fetches });
@@ -78,7 +72,7 @@ function assertLibraryFloorMatchesCatalog(ctx: BenchContext): void {
 
 /** Proves D runs the loop the product runs: the fake model's answer, and one echo call per tool step at the echo server. */
 async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<void> {
-  for (const scenario of CPU_SCENARIOS) {
+  for (const scenario of TOOL_STEP_SCENARIOS) {
     await resetFixtureStats(echoBase);
     const result = await callExpert(d, scenario.expert, scenario.query);
     const text = result.content.map((part) => part.text ?? "").join("");
@@ -294,7 +288,8 @@ async function cpuFigures(
   const perBlock = Math.max(20, Math.round(ctx.sizes.samples / 4));
   const blocks = 6;
   const figures: Figure[] = [];
-  for (const scenario of CPU_SCENARIOS) {
+  for (const scenario of TOOL_STEP_SCENARIOS) {
+    // The floor's fetches for the same work: (steps + 1) model calls and `steps` tool calls.
     const fetches = 2 * scenario.toolSteps + 1;
     const totals = { product: 0, floor: 0, d: 0, e: 0, productWall: 0, floorWall: 0, dWall: 0 };
     const arms = {
@@ -413,11 +408,8 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     ] as const;
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples);
     for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY, arm.pgid);
-    const sums = {
-      product: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
-      floor: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
-      d: { calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] },
-    };
+    const tally = () => ({ calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] });
+    const sums = { product: tally(), floor: tally(), d: tally() };
     for (const order of [arms, [...arms].reverse()]) {
       for (const arm of order) {
         const result = await burst(arm.clients, arm.call, total, arm.pgid);

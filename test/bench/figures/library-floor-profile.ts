@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
-import { callExpert, createConnector, type BenchContext, type Figure } from "../bench-context";
+import { callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { attribute, cpuProfileSchema, moduleMap, type Attribution } from "../profile/profile-attribution";
 import { InspectorSession, inspectorPortOf, keepProfile } from "../profile/inspector-session";
 import { loadNow } from "../results-report";
@@ -8,7 +8,7 @@ import { round } from "../sample-stats";
 import { workerdCpuMs } from "./cpu-per-call";
 import { floorEchoBase, startFloor } from "./floor-goals";
 
-const QUERIES: Record<string, string> = { no_tools: "hi", one_call: "go", many_steps: "steps=5" };
+const QUERIES: Record<string, string> = Object.fromEntries(TOOL_STEP_SCENARIOS.map((scenario) => [scenario.expert, scenario.query]));
 const SAMPLING_INTERVAL_US = 100;
 const WATCH = /generateText|callTool|runExpert|callExpert|expert \[|handleRequest|createMcpHandler|parse|safeParse|validate|fetch/;
 
