@@ -26,8 +26,12 @@ export function capDownstreamFetch(serverId: string, maxBytes: number, fetch: Fe
   return async (url, init) => {
     const response = await fetch(url, init);
     if (response.body === null) return response;
-    // The request's id matters only for an oversized answer: parsed then, not on every response.
-    const requestId = () => requestIdOf(init?.body);
+    // The request's id matters only for an oversized answer: parsed then (once), not on every response.
+    let parsed: { id: RequestId | undefined } | undefined;
+    const requestId = () => {
+      parsed ??= { id: requestIdOf(init?.body) };
+      return parsed.id;
+    };
     if (isEventStream(response)) {
       const body = capEventStream(response.body, {
         maxBytes,
