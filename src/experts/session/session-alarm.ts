@@ -35,7 +35,7 @@ export class SessionAlarm {
 
   /** Brings the alarm forward to `at` when it is unset or later; never puts it off. */
   async noLaterThan(at: number): Promise<void> {
-    const current = this.#at === undefined ? await this.current() : this.#at;
+    const current = await this.current();
     if (current === null || current > at) await this.set(at);
   }
 
