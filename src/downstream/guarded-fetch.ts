@@ -38,7 +38,7 @@ export function guardedOutboundFetch(refuse: RefuseUrl, env: Env, resolve: HostR
     }
     const request = new Request(input, init);
     const resendable = request.body === null || whole;
-    const first = await fetchHop(request.url, () => fetch(resendable ? request : request.clone(), { redirect: "manual" }), guard);
+    const first = await fetchHop(request.url, sendHop(request, resendable), guard);
     return followRedirects(() => request, first, guard, whole ? body : null, resendable);
   };
 }
@@ -56,6 +56,11 @@ async function fetchHop(url: string, send: () => Promise<Response>, guard: Guard
   const checked = assertSafeOutboundUrl(url, guard.env, guard.refuse);
   await assertResolvesPublic(guard.refuse, checked, guard.env, guard.resolve, guard.trusted);
   return { response: await send(), url: checked };
+}
+
+/** Sends `request` as one hop (redirects by hand); a streamed body it must keep for a redirect goes as a clone. */
+function sendHop(request: Request, resendable: boolean): () => Promise<Response> {
+  return () => fetch(resendable ? request : request.clone(), { redirect: "manual" });
 }
 
 /**
@@ -85,8 +90,7 @@ async function followRedirects(
     if (response.status === 303) request = new Request(next, { method: "GET", headers: request.headers, signal: request.signal });
     else if (resendable) request = new Request(next, { method: request.method, headers: request.headers, signal: request.signal, body });
     else request = new Request(next, request);
-    const sent = request;
-    ({ response, url } = await fetchHop(sent.url, () => fetch(resendable ? sent : sent.clone(), { redirect: "manual" }), guard));
+    ({ response, url } = await fetchHop(request.url, sendHop(request, resendable), guard));
   }
 }
 
