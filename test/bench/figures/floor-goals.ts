@@ -139,6 +139,12 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   assertLibraryFloorMatchesCatalog(ctx);
   const echoBase = floorEchoBase(ctx);
   const floor = await startFloor(ctx, echoBase);
+  // The latency rounds call each arm in turn, and a workerd that served the call just before
+  // answers faster than one idle since its own last turn: with C, D and E in one workerd it served
+  // three calls in four against the product's one, and each floor arm read about 1 ms faster than
+  // the same arm in a workerd of its own (test/bench/README.md). So D and E get one each there;
+  // C has `floor`, which no other arm of those rounds calls.
+  const ownFloors: WranglerDev[] = [];
   const connectFloor = createConnector(floor.baseUrl, ctx.kind);
   const clients: McpTestClient[] = [];
   const open = async (connect: Promise<McpTestClient>) => {
@@ -156,7 +162,14 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       await open(connectFloor("/d/mcp")),
       await open(connectFloor("/e/mcp")),
     ];
+    const ownFloor = async (path: string) => {
+      const started = await startFloor(ctx, echoBase);
+      ownFloors.push(started);
+      return open(createConnector(started.baseUrl, ctx.kind)(path));
+    };
+    const [dOwn, eOwn] = [await ownFloor("/d/mcp"), await ownFloor("/e/mcp")];
     await checkLibraryFloor(d, echoBase);
+    await checkLibraryFloor(dOwn, echoBase);
     const sizes = { samples: ctx.sizes.samples, warmup: ctx.sizes.warmup, maxMs: ctx.sizes.maxMs };
     const figures: Figure[] = [];
 
@@ -197,10 +210,10 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       details: { b: hb, a: ha },
     });
 
-    // Four arms, every order in turn: the goal rows read product and C as before, D splits the
-    // gap, E (D with a run record) splits ours.
+    // Four arms, every order in turn, each in a workerd of its own: the goal rows read product and
+    // C as before, D splits the gap, E (D with a run record) splits ours.
     const [noneProduct = [], noneC = [], noneD = [], noneE = []] = await interleavedArms(
-      [() => callExpert(product, "no_tools", "hi"), () => floorEcho(c, 1), () => callExpert(d, "no_tools", "hi"), () => callExpert(e, "no_tools", "hi")],
+      [() => callExpert(product, "no_tools", "hi"), () => floorEcho(c, 1), () => callExpert(dOwn, "no_tools", "hi"), () => callExpert(eOwn, "no_tools", "hi")],
       sizes,
     );
     figures.push(
@@ -228,7 +241,7 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       ),
     );
     const [oneProduct = [], oneC = [], oneD = [], oneE = []] = await interleavedArms(
-      [() => callExpert(product, "one_call", "go"), () => floorEcho(c, 3), () => callExpert(d, "one_call", "go"), () => callExpert(e, "one_call", "go")],
+      [() => callExpert(product, "one_call", "go"), () => floorEcho(c, 3), () => callExpert(dOwn, "one_call", "go"), () => callExpert(eOwn, "one_call", "go")],
       sizes,
     );
     figures.push(
@@ -263,7 +276,7 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
     return figures;
   } finally {
     await Promise.allSettled(clients.map((client) => client.close()));
-    await floor.stop();
+    await Promise.allSettled([floor, ...ownFloors].map((started) => started.stop()));
   }
 }
 
