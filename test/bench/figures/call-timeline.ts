@@ -27,7 +27,7 @@ const ROUNDS_PER_BLOCK = 25;
 /**
  * TL (`--only=TL`, not part of a default run): where one call's wall time goes, segment by
  * segment, in the product and in the floors D and E. `perf trace` records the socket and fsync
- * syscalls of both Worker workerds while the arms take turns calling one expert, a call at a
+ * syscalls of the three Worker workerds (one per arm) while the arms take turns calling one expert, a call at a
  * time; each call is cut at its syscalls (the request read, the start commit's
  * fsync, every model and tool request written and answer read, the end commit's fsync, the
  * answer written) and each segment's median is compared across the arms. perf reads the kernel's
@@ -41,18 +41,26 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
   if (spawnSync("perf", ["--version"]).status !== 0) throw new Error("figure TL needs `perf` (Debian's linux-perf) on PATH, with permission to trace syscalls");
   const loadStart = loadNow();
   const calls = Number(process.env.BENCH_TL_CALLS ?? 150);
+  // D and E each in a workerd of their own, as the product is: a workerd that served the call
+  // just before answers faster than one idle since its own last turn (floor-goals.ts).
   const floor = await startFloor(ctx, floorEchoBase(ctx));
+  const floors = [floor];
   const clients: McpTestClient[] = [];
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-timeline-"));
   try {
-    const connectFloor = createConnector(floor.baseUrl, ctx.kind);
-    const arms: Record<Arm, McpTestClient> = { product: await ctx.connect("/mcp"), d: await connectFloor("/d/mcp"), e: await connectFloor("/e/mcp") };
+    const floorE = await startFloor(ctx, floorEchoBase(ctx));
+    floors.push(floorE);
+    const arms: Record<Arm, McpTestClient> = {
+      product: await ctx.connect("/mcp"),
+      d: await createConnector(floor.baseUrl, ctx.kind)("/d/mcp"),
+      e: await createConnector(floorE.baseUrl, ctx.kind)("/e/mcp"),
+    };
     clients.push(...Object.values(arms));
     for (const scenario of TOOL_STEP_SCENARIOS)
       for (const arm of ARMS) for (let i = 0; i < 10; i++) await callExpert(arms[arm], scenario.expert, scenario.query);
-    const [productPid, floorPid] = [await workerdWorkerPid(ctx.dev.pgid), await workerdWorkerPid(floor.pgid)];
-    if (productPid === undefined || floorPid === undefined)
-      throw new Error("found no Worker workerd (started with --inspector-addr) for the product or the floor");
+    const [productPid, dPid, ePid] = [await workerdWorkerPid(ctx.dev.pgid), await workerdWorkerPid(floor.pgid), await workerdWorkerPid(floorE.pgid)];
+    if (productPid === undefined || dPid === undefined || ePid === undefined)
+      throw new Error("found no Worker workerd (started with --inspector-addr) for the product or a floor");
 
     const file = join(dir, "trace.txt");
     // The bench marks each block's start in the trace with an fsync of its own (a connection
@@ -62,7 +70,7 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     const marker = openSync(join(dir, "marker"), "w");
     const mark = () => fsyncSync(marker);
     const benchPid = String(process.pid);
-    const pids = [productPid, floorPid];
+    const pids = [productPid, dPid, ePid];
     const perf = spawn("perf", ["trace", "-p", [...pids, benchPid].join(","), "-e", "sendto,recvfrom,writev,fsync", "-o", file], { stdio: "ignore" });
     const exited = new Promise<void>((resolve) => perf.once("exit", () => resolve()));
     const rolesByBlock: Array<Map<string, Map<string, Role>>> = [];
@@ -101,10 +109,10 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     console.error(`[bench] TL: ${calls} calls of each expert per arm; 1-min load ${loadStart} → ${loadEnd}; medians in ms from the request's read`);
     const figures: Figure[] = [];
     for (const scenario of TOOL_STEP_SCENARIOS) {
-      // In the floor's workerd, D's and E's calls differ by E's commits (fsync); the product's are its own.
+      // Each arm's calls are its own workerd's: the product's and E's commit (fsync), D's do not.
       const product = segments(callsOf(events.get(productPid) ?? [], scenario.toolSteps + 1, true));
-      const d = segments(callsOf(events.get(floorPid) ?? [], scenario.toolSteps + 1, false));
-      const e = segments(callsOf(events.get(floorPid) ?? [], scenario.toolSteps + 1, true));
+      const d = segments(callsOf(events.get(dPid) ?? [], scenario.toolSteps + 1, false));
+      const e = segments(callsOf(events.get(ePid) ?? [], scenario.toolSteps + 1, true));
       const row = (name: Exclude<keyof Segments, "pattern" | "calls">) => `${name} ${round(product[name])} / ${round(d[name])} / ${round(e[name])}`;
       // The rest of what the client waited: wrangler's entry workerd in front, loopback, and the client's own work.
       const client = (arm: Arm) => median(clientMs.get(`${scenario.expert} ${arm}`) ?? []);
@@ -130,7 +138,7 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     return figures;
   } finally {
     await Promise.allSettled(clients.map((client) => client.close()));
-    await floor.stop();
+    await Promise.allSettled(floors.map((started) => started.stop()));
     if (process.env.BENCH_TL_KEEP === undefined) await rm(dir, { recursive: true, force: true });
     else console.error(`[bench] TL trace kept in ${dir}`);
   }
