@@ -27,10 +27,10 @@ const ROUNDS_PER_BLOCK = 25;
 /**
  * TL (`--only=TL`, not part of a default run): where one call's wall time goes, segment by
  * segment, in the product and in the floors D and E. `perf trace` records the socket and fsync
- * syscalls of the three Worker workerds (one per arm) while the arms take turns calling one expert, a call at a
- * time; each call is cut at its syscalls (the request read, the start commit's
- * fsync, every model and tool request written and answer read, the end commit's fsync, the
- * answer written) and each segment's median is compared across the arms. perf reads the kernel's
+ * syscalls of the three Worker workerds (one per arm) while the arms take turns calling one
+ * expert, a call at a time; each call is cut at its syscalls (the request read, the start
+ * commit's fsync, every model and tool request written and answer read, the end commit's fsync,
+ * the answer written) and each segment's median is compared across the arms. perf reads the kernel's
  * syscall tracepoints; strace, tried first, stops the thread at every syscall, which doubled the
  * product's CPU and swelled its commits' many small page writes beyond E's few. The client's own
  * time per call is kept too: what it waited beyond the Worker's workerd is wrangler's entry
