@@ -52,7 +52,7 @@ export function renderMarkdown(run: BenchRun): string {
             "call made in the object with only the required libraries (generateText, the MCP SDK Client), splits each expert row's gap into " +
             "D ÷ C (the libraries') and product ÷ D (ours); E, D with a durable run record (a row before the model call, updated after), " +
             "splits ours into E ÷ D (those two commits) and product ÷ E, which its rows hold to the goal's own target (ours alone: the libraries " +
-            "and the commits are E's too). Samples interleaved, every order of the arms in turn; " +
+            "and the commits are E's too). Samples interleaved, every order of the arms in turn, each latency arm in a `wrangler dev` of its own; " +
             "absolute figures beside each ratio. wrangler dev's local trace collector is off in every arm (X_LOCAL_OBSERVABILITY=false). " +
             "Only the ratios are comparable between runs and machines.",
           "",

@@ -43,12 +43,13 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
   const calls = Number(process.env.BENCH_TL_CALLS ?? 150);
   // D and E each in a workerd of their own, as the product is: a workerd that served the call
   // just before answers faster than one idle since its own last turn (floor-goals.ts).
-  const floor = await startFloor(ctx, floorEchoBase(ctx));
+  const echoBase = floorEchoBase(ctx);
+  const floor = await startFloor(ctx, echoBase);
   const floors = [floor];
   const clients: McpTestClient[] = [];
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-timeline-"));
   try {
-    const floorE = await startFloor(ctx, floorEchoBase(ctx));
+    const floorE = await startFloor(ctx, echoBase);
     floors.push(floorE);
     const arms: Record<Arm, McpTestClient> = {
       product: await ctx.connect("/mcp"),

@@ -293,7 +293,8 @@ async function cpuBlock(pgid: number, calls: number, call: () => Promise<unknown
 /**
  * CPU per call from the kernel's accounting of each `wrangler dev`'s Worker workerd (the one
  * started with the inspector), in alternating blocks of calls so all arms see the same machine.
- * C and D run in the floor's one workerd, one block after the other, so each block's CPU is its own.
+ * C, D and E run in the floor's one workerd, one block after the other, so each block's CPU is its
+ * own; blocks keep every arm warm alike, so they need no workerd of their own as the latency rounds do.
  */
 async function cpuFigures(
   ctx: BenchContext,
