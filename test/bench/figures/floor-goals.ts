@@ -41,12 +41,17 @@ export function floorEchoBase(ctx: BenchContext): string {
   return taggedBase(new URL(ctx.echoBase).origin, "floor-d");
 }
 
+/** The same server under floor C's tag: its tool POSTs, counted apart from D's calls. */
+function floorToolBase(ctx: BenchContext): string {
+  return taggedBase(new URL(ctx.echoBase).origin, "floor-c");
+}
+
 export async function startFloor(ctx: BenchContext, echoBase: string): Promise<WranglerDev> {
   return startWranglerDev({
     readyTimeoutMs: 60_000,
     projectDir: join(repoRoot, "test/bench/floor"),
     migrations: false,
-    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL, FLOOR_MCP_URL: `${echoBase}/mcp` },
+    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL, FLOOR_MCP_URL: `${echoBase}/mcp`, FLOOR_TOOL_URL: `${floorToolBase(ctx)}/mcp` },
   });
 }
 
@@ -84,6 +89,17 @@ async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<vo
       throw new Error(
         `floor D ${scenario.expert}("${scenario.query}") answered "${text.slice(0, 200)}" after ${calls} tool calls, not "done" after ${scenario.toolSteps}`,
       );
+  }
+}
+
+/** Proves C makes the fetches it stands for: one echo call at the echo server per tool step. */
+async function checkFetchFloor(c: McpTestClient, toolBase: string): Promise<void> {
+  for (const scenario of TOOL_STEP_SCENARIOS) {
+    await resetFixtureStats(toolBase);
+    await floorEcho(c, 2 * scenario.toolSteps + 1);
+    const calls = Object.values((await readFixtureStats(toolBase)).calls).reduce((sum, n) => sum + n, 0);
+    if (calls !== scenario.toolSteps)
+      throw new Error(`floor C(${2 * scenario.toolSteps + 1}) made ${calls} tool calls at the echo server, not ${scenario.toolSteps}`);
   }
 }
 
@@ -168,6 +184,7 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       return open(createConnector(started.baseUrl, ctx.kind)(path));
     };
     const [dOwn, eOwn] = [await ownFloor("/d/mcp"), await ownFloor("/e/mcp")];
+    await checkFetchFloor(c, floorToolBase(ctx));
     await checkLibraryFloor(d, echoBase);
     await checkLibraryFloor(dOwn, echoBase);
     const sizes = { samples: ctx.sizes.samples, warmup: ctx.sizes.warmup, maxMs: ctx.sizes.maxMs };

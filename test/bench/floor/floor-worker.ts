@@ -15,10 +15,15 @@ import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS
  *
  *   /a/mcp  createMcpHandler alone: an `echo` tool answered in the Worker.
  *   /b/mcp  the same, the tool answered by a Durable Object (one RPC hop), as an expert call is.
- *   /c/mcp  the same, the object making `fetches` POSTs to a Node server first (the bench's fake
- *           model, asked the same chat completion as the product's no_tools expert): 1 is the
- *           floor of an expert call without a tool step (one model call), 3 of one with a tool
- *           step (model, tool, model).
+ *   /c/mcp  the same, the object making `fetches` POSTs first, the fetches of an expert call in
+ *           its order: the even ones to the bench's fake model (the chat completion of the
+ *           product's no_tools expert), the odd ones a `tools/call` of `echo` to the fixture echo
+ *           server the product's tool steps call, each answer read whole. 1 is the floor of an
+ *           expert call without a tool step (one model call), 3 of one with a tool step (model,
+ *           tool, model), 11 of five. The tool POSTs go where the product's go because that
+ *           server (an MCP SDK server in Node, answering in SSE) takes longer to answer than the
+ *           fake model: a floor that asked the model instead would bill that server's time to
+ *           the product.
  *   /d/mcp  the library floor: tools `no_tools`, `one_call`, `many_steps` (each `{ query }`, as
  *           the product's experts), answered by a Durable Object that runs the libraries the
  *           product must use and nothing else: the AI SDK's generateText with
@@ -40,9 +45,22 @@ interface FloorEnv {
   FLOOR_FETCH_URL: string;
   /** The fixture echo server's MCP endpoint (its own stats tag), for D's downstream client. */
   FLOOR_MCP_URL: string;
+  /** The same server under C's stats tag: C's tool POSTs, counted apart from D's calls. */
+  FLOOR_TOOL_URL: string;
 }
 
 const MODEL_BODY = JSON.stringify({ model: "no-tools", messages: [{ role: "user", content: "hi" }] });
+
+/**
+ * A tool step's POST as the product's MCP client sends it after its handshake: the echo fixture
+ * is stateless (no session id to carry), and a Streamable HTTP client must accept both answers.
+ */
+const TOOL_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-11-25",
+};
+const toolCallBody = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "echo", arguments: { text: "ping" } } });
 
 /** The product's downstream client names itself so too (src/downstream/connect-downstream.ts). */
 const CLIENT_INFO = { name: "slipsnisse-floor", version: "0.1.0" };
@@ -66,12 +84,18 @@ export class FloorObject extends DurableObject<FloorEnv> {
 
   async echo(text: string, fetches: number): Promise<string> {
     for (let i = 0; i < fetches; i++) {
-      const response = await fetch(`${this.env.FLOOR_FETCH_URL}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: "Bearer floor" },
-        body: MODEL_BODY,
-      });
-      await response.text();
+      const response =
+        i % 2 === 0
+          ? await fetch(`${this.env.FLOOR_FETCH_URL}/chat/completions`, {
+              method: "POST",
+              headers: { "content-type": "application/json", authorization: "Bearer floor" },
+              body: MODEL_BODY,
+            })
+          : await fetch(this.env.FLOOR_TOOL_URL, { method: "POST", headers: TOOL_HEADERS, body: toolCallBody(i) });
+      const body = await response.text();
+      // A floor whose fetches failed would be fast and wrong.
+      if (!response.ok || (i % 2 === 1 && !body.includes('"result"')))
+        throw new Error(`floor C: fetch ${i + 1} of ${fetches} answered HTTP ${response.status}: ${body.slice(0, 200)}`);
     }
     return text;
   }
