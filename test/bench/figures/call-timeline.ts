@@ -9,7 +9,7 @@ import { loadNow } from "../results-report";
 import { median, round } from "../sample-stats";
 import { callsOf, parseTrace, segments, type Role, type Segments } from "./syscall-timeline";
 import { workerdWorkerPid } from "./cpu-per-call";
-import { floorEchoBase, startFloor } from "./floor-goals";
+import { floorEchoBases, startFloor } from "./floor-goals";
 
 const ARMS = ["product", "d", "e"] as const;
 type Arm = (typeof ARMS)[number];
@@ -43,13 +43,13 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
   const calls = Number(process.env.BENCH_TL_CALLS ?? 150);
   // D and E each in a workerd of their own, as the product is: a workerd that served the call
   // just before answers faster than one idle since its own last turn (floor-goals.ts).
-  const echoBase = floorEchoBase(ctx);
-  const floor = await startFloor(ctx, echoBase);
+  const echo = floorEchoBases(ctx);
+  const floor = await startFloor(ctx, echo);
   const floors = [floor];
   const clients: McpTestClient[] = [];
   const dir = await mkdtemp(join(tmpdir(), "slipsnisse-timeline-"));
   try {
-    const floorE = await startFloor(ctx, echoBase);
+    const floorE = await startFloor(ctx, echo);
     floors.push(floorE);
     const arms: Record<Arm, McpTestClient> = {
       product: await ctx.connect("/mcp"),

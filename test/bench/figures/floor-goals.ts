@@ -36,22 +36,27 @@ function floorEcho(client: McpTestClient, fetches: number): Promise<unknown> {
   return callDirect(client, "echo", { text: "ping", fetches });
 }
 
-/** The echo server under a stats tag of floor D's own, so its tool calls can be counted apart from the product's. */
-export function floorEchoBase(ctx: BenchContext): string {
-  return taggedBase(new URL(ctx.echoBase).origin, "floor-d");
+/**
+ * The echo server under stats tags of the floor's own, so its calls are counted apart from the
+ * product's: `d` for D's and E's MCP client, `c` for C's tool POSTs. One pair per bench run (each
+ * tag is fresh), shared by every floor `wrangler dev` of the run.
+ */
+export interface FloorEchoBases {
+  d: string;
+  c: string;
 }
 
-/** The same server under floor C's tag: its tool POSTs, counted apart from D's calls. */
-function floorToolBase(ctx: BenchContext): string {
-  return taggedBase(new URL(ctx.echoBase).origin, "floor-c");
+export function floorEchoBases(ctx: BenchContext): FloorEchoBases {
+  const origin = new URL(ctx.echoBase).origin;
+  return { d: taggedBase(origin, "floor-d"), c: taggedBase(origin, "floor-c") };
 }
 
-export async function startFloor(ctx: BenchContext, echoBase: string): Promise<WranglerDev> {
+export async function startFloor(ctx: BenchContext, echo: FloorEchoBases): Promise<WranglerDev> {
   return startWranglerDev({
     readyTimeoutMs: 60_000,
     projectDir: join(repoRoot, "test/bench/floor"),
     migrations: false,
-    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL, FLOOR_MCP_URL: `${echoBase}/mcp`, FLOOR_TOOL_URL: `${floorToolBase(ctx)}/mcp` },
+    vars: { FLOOR_FETCH_URL: ctx.fake.baseURL, FLOOR_MCP_URL: `${echo.d}/mcp`, FLOOR_TOOL_URL: `${echo.c}/mcp` },
   });
 }
 
@@ -153,8 +158,8 @@ function latencyFigure(id: string, title: string, product: Summary, floor: Summa
 export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
   const loadStart = loadNow();
   assertLibraryFloorMatchesCatalog(ctx);
-  const echoBase = floorEchoBase(ctx);
-  const floor = await startFloor(ctx, echoBase);
+  const echo = floorEchoBases(ctx);
+  const floor = await startFloor(ctx, echo);
   // The latency rounds call each arm in turn, and a workerd that served the call just before
   // answers faster than one idle since its own last turn: with C, D and E in one workerd it served
   // three calls in four against the product's one, and each floor arm read about 1 ms faster than
@@ -179,14 +184,14 @@ export async function measureFloorGoals(ctx: BenchContext): Promise<Figure[]> {
       await open(connectFloor("/e/mcp")),
     ];
     const ownFloor = async (path: string) => {
-      const started = await startFloor(ctx, echoBase);
+      const started = await startFloor(ctx, echo);
       ownFloors.push(started);
       return open(createConnector(started.baseUrl, ctx.kind)(path));
     };
     const [dOwn, eOwn] = [await ownFloor("/d/mcp"), await ownFloor("/e/mcp")];
-    await checkFetchFloor(c, floorToolBase(ctx));
-    await checkLibraryFloor(d, echoBase);
-    await checkLibraryFloor(dOwn, echoBase);
+    await checkFetchFloor(c, echo.c);
+    await checkLibraryFloor(d, echo.d);
+    await checkLibraryFloor(dOwn, echo.d);
     const sizes = { samples: ctx.sizes.samples, warmup: ctx.sizes.warmup, maxMs: ctx.sizes.maxMs };
     const figures: Figure[] = [];
 

@@ -6,7 +6,7 @@ import { InspectorSession, inspectorPortOf, keepProfile } from "../profile/inspe
 import { loadNow } from "../results-report";
 import { round } from "../sample-stats";
 import { workerdCpuMs } from "./cpu-per-call";
-import { floorEchoBase, startFloor } from "./floor-goals";
+import { floorEchoBases, startFloor } from "./floor-goals";
 
 const QUERIES: Record<string, string> = Object.fromEntries(TOOL_STEP_SCENARIOS.map((scenario) => [scenario.expert, scenario.query]));
 const SAMPLING_INTERVAL_US = 100;
@@ -161,7 +161,7 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
   const query = QUERIES[expert];
   if (query === undefined) throw new Error(`BENCH_PROFILE_EXPERT must be one of ${Object.keys(QUERIES).join(", ")} (floor D has no ${expert})`);
   const calls = Number(process.env.BENCH_PROFILE_CALLS ?? 300);
-  const floor = await startFloor(ctx, floorEchoBase(ctx));
+  const floor = await startFloor(ctx, floorEchoBases(ctx));
   const clients: McpTestClient[] = [];
   const profilers: IsolateProfiler[] = [];
   try {
