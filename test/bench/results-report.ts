@@ -48,7 +48,8 @@ export function renderMarkdown(run: BenchRun): string {
           "## Goals (issue 21): ratios to the floor, measured in this run",
           "",
           "The floor is the bench's bare Worker (test/bench/floor/, its own `wrangler dev` beside the product's): A `createMcpHandler` with an " +
-            "echo tool, B plus a Durable Object hop, C plus N fetches from the object to the fake model; D, the library floor, the same expert " +
+            "echo tool, B plus a Durable Object hop, C plus the call's N fetches from the object (the fake model's, and each tool step's tools/call " +
+            "to the echo server the product calls); D, the library floor, the same expert " +
             "call made in the object with only the required libraries (generateText, the MCP SDK Client), splits each expert row's gap into " +
             "D ÷ C (the libraries') and product ÷ D (ours); E, D with a durable run record (a row before the model call, updated after), " +
             "splits ours into E ÷ D (those two commits) and product ÷ E, which its rows hold to the goal's own target (ours alone: the libraries " +
