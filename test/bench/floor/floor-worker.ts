@@ -16,9 +16,9 @@ import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS
  *   /a/mcp  createMcpHandler alone: an `echo` tool answered in the Worker.
  *   /b/mcp  the same, the tool answered by a Durable Object (one RPC hop), as an expert call is.
  *   /c/mcp  the same, the object making `fetches` POSTs first, the fetches of an expert call in
- *           its order: the even ones to the bench's fake model (the chat completion of the
- *           product's no_tools expert), the odd ones a `tools/call` of `echo` to the fixture echo
- *           server the product's tool steps call, each answer read whole. 1 is the floor of an
+ *           its order: the 1st, 3rd, … to the bench's fake model (the chat completion of the
+ *           product's no_tools expert), the 2nd, 4th, … a `tools/call` of `echo` to the fixture
+ *           echo server the product's tool steps call, each answer read whole. 1 is the floor of an
  *           expert call without a tool step (one model call), 3 of one with a tool step (model,
  *           tool, model), 11 of five. The tool POSTs go where the product's go because that
  *           server (an MCP SDK server in Node, answering in SSE) takes longer to answer than the
