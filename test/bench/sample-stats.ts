@@ -22,6 +22,9 @@ export function summarize(samples: readonly number[]): Summary {
 
 export const round = (x: number, digits = 2): number => (Number.isFinite(x) ? Number(x.toFixed(digits)) : x);
 
+/** A difference rounded, with its sign: `+0.42`, `-0.1`. */
+export const signed = (x: number): string => `${x < 0 ? "" : "+"}${round(x)}`;
+
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await run();

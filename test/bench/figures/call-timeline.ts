@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { loadNow } from "../results-report";
-import { median, round } from "../sample-stats";
+import { median, round, signed } from "../sample-stats";
 import { callsOf, parseTrace, segments, type Role, type Segments } from "./syscall-timeline";
 import { workerdWorkerPid } from "./cpu-per-call";
 import { floorEchoBases, startFloor } from "./floor-goals";
@@ -129,8 +129,8 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
           `${row("end")} (last model answer → answer written, the end commit included); ` +
           `outside the Worker's workerd ${round(outside("product", product))} / ${round(outside("d", d))} / ${round(outside("e", e))} ` +
           `(the client's p50 ${round(client("product"))} / ${round(client("d"))} / ${round(client("e"))} less the total: wrangler's entry workerd, loopback, the client); ` +
-          `product − E: front ${signed(product.front - e.front)}, steps ${signed(product.steps - e.steps)}, end ${signed(product.end - e.end)}, ` +
-          `outside ${signed(outside("product", product) - outside("e", e))}`,
+          `product − E: front ${signed(product.front - e.front)} ms, steps ${signed(product.steps - e.steps)} ms, end ${signed(product.end - e.end)} ms, ` +
+          `outside ${signed(outside("product", product) - outside("e", e))} ms`,
         target: "(breakdown)",
         pass: null,
         details: { product, d, e, clientMs: { product: client("product"), d: client("d"), e: client("e") }, calls, load: `${loadStart} → ${loadEnd}` },
@@ -144,8 +144,6 @@ export async function measureCallTimeline(ctx: BenchContext): Promise<Figure[]> 
     else console.error(`[bench] TL trace kept in ${dir}`);
   }
 }
-
-const signed = (ms: number) => `${ms < 0 ? "" : "+"}${round(ms)} ms`;
 
 /** Calls `probe` until the trace file shows events (perf attaches asynchronously); bounded in count. */
 async function untilTraced(file: string, probe: () => Promise<unknown>): Promise<void> {

@@ -29,18 +29,21 @@ async function schedstatMs(pid: string): Promise<number | undefined> {
   return threads.size === 0 ? undefined : [...threads.values()].reduce((sum, ms) => sum + ms, 0);
 }
 
-/** The pids of wrangler dev's workerd processes in process group `pgid`, the Worker's (started with the inspector) apart. */
-async function workerdPids(pgid: number): Promise<Array<{ pid: string; worker: boolean; stat: string }>> {
-  const found: Array<{ pid: string; worker: boolean; stat: string }> = [];
+/**
+ * The pids of wrangler dev's workerd processes in process group `pgid`, the Worker's (started with
+ * the inspector) apart, each with its /proc stat fields after the command name (state ppid pgrp …).
+ */
+async function workerdPids(pgid: number): Promise<Array<{ pid: string; worker: boolean; fields: string[] }>> {
+  const found: Array<{ pid: string; worker: boolean; fields: string[] }> = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
     const comm = /\((.*)\)/.exec(stat)?.[1] ?? "";
-    // Fields after the command name: state ppid pgrp … (the process group is the third).
+    // The process group is the third field after the command name.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     if (!comm.includes("workerd") || Number(fields[2]) !== pgid) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "");
-    found.push({ pid: entry, worker: cmdline.includes("--inspector-addr"), stat });
+    found.push({ pid: entry, worker: cmdline.includes("--inspector-addr"), fields });
   }
   return found;
 }
@@ -86,9 +89,8 @@ export interface WorkerdCpu {
 /** User + system CPU (ms) of wrangler dev's workerd processes, every thread, from the kernel's accounting (schedstat's ns, else stat's ticks). */
 export async function workerdCpuMs(pgid: number): Promise<WorkerdCpu> {
   const cpu: WorkerdCpu = { worker: 0, entry: 0 };
-  for (const { pid, worker, stat } of await workerdPids(pgid)) {
+  for (const { pid, worker, fields } of await workerdPids(pgid)) {
     // utime and stime: the 12th and 13th fields after the command name (14th and 15th of the line).
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ms = (await schedstatMs(pid)) ?? (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
     if (worker) cpu.worker += ms;
     else cpu.entry += ms;

@@ -7,7 +7,7 @@ import { readFixtureStats, resetFixtureStats, taggedBase } from "../../fixtures/
 import { callDirect, callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
-import { interleavedArms, interleavedPairs, round, summarize, type Summary } from "../sample-stats";
+import { interleavedArms, interleavedPairs, round, signed, summarize, type Summary } from "../sample-stats";
 import { busiestThreadShare, machineCpuTicks, workerdCpuMs, workerdThreadCpuMs } from "./cpu-per-call";
 
 /**
@@ -83,13 +83,21 @@ function assertLibraryFloorMatchesCatalog(ctx: BenchContext): void {
   }
 }
 
+/** The tool calls the echo server counted under `base` while `work` ran (the counters zeroed first). */
+async function echoCallsDuring(base: string, work: () => Promise<unknown>): Promise<number> {
+  await resetFixtureStats(base);
+  await work();
+  return Object.values((await readFixtureStats(base)).calls).reduce((sum, n) => sum + n, 0);
+}
+
 /** Proves D runs the loop the product runs: the fake model's answer, and one echo call per tool step at the echo server. */
 async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<void> {
   for (const scenario of TOOL_STEP_SCENARIOS) {
-    await resetFixtureStats(echoBase);
-    const result = await callExpert(d, scenario.expert, scenario.query);
-    const text = result.content.map((part) => part.text ?? "").join("");
-    const calls = Object.values((await readFixtureStats(echoBase)).calls).reduce((sum, n) => sum + n, 0);
+    let text = "";
+    const calls = await echoCallsDuring(echoBase, async () => {
+      const result = await callExpert(d, scenario.expert, scenario.query);
+      text = result.content.map((part) => part.text ?? "").join("");
+    });
     if (text !== "done" || calls !== scenario.toolSteps)
       throw new Error(
         `floor D ${scenario.expert}("${scenario.query}") answered "${text.slice(0, 200)}" after ${calls} tool calls, not "done" after ${scenario.toolSteps}`,
@@ -100,15 +108,11 @@ async function checkLibraryFloor(d: McpTestClient, echoBase: string): Promise<vo
 /** Proves C makes the fetches it stands for: one echo call at the echo server per tool step. */
 async function checkFetchFloor(c: McpTestClient, toolBase: string): Promise<void> {
   for (const scenario of TOOL_STEP_SCENARIOS) {
-    await resetFixtureStats(toolBase);
-    await floorEcho(c, 2 * scenario.toolSteps + 1);
-    const calls = Object.values((await readFixtureStats(toolBase)).calls).reduce((sum, n) => sum + n, 0);
+    const calls = await echoCallsDuring(toolBase, () => floorEcho(c, 2 * scenario.toolSteps + 1));
     if (calls !== scenario.toolSteps)
       throw new Error(`floor C(${2 * scenario.toolSteps + 1}) made ${calls} tool calls at the echo server, not ${scenario.toolSteps}`);
   }
 }
-
-const signed = (ms: number) => `${ms < 0 ? "" : "+"}${round(ms)}`;
 
 /** Floor D beside an expert goal: product ÷ D (ours) and D ÷ C (the libraries'), from the same interleaved samples. */
 function libraryFloorFigure(id: string, title: string, product: Summary, d: Summary, c: Summary, floorName: string): Figure {

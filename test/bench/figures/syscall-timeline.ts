@@ -106,7 +106,9 @@ export function segments(calls: readonly TracedEvent[][]): Segments {
   const counts = new Map<string, TracedEvent[][]>();
   for (const call of calls) {
     const key = call.map((event) => event.kind).join(" ");
-    counts.set(key, [...(counts.get(key) ?? []), call]);
+    const same = counts.get(key);
+    if (same === undefined) counts.set(key, [call]);
+    else same.push(call);
   }
   const common = [...counts.values()].sort((a, b) => b.length - a.length)[0] ?? [];
   const kinds = common[0]?.map((event) => event.kind) ?? [];

@@ -84,17 +84,17 @@ export class FloorObject extends DurableObject<FloorEnv> {
 
   async echo(text: string, fetches: number): Promise<string> {
     for (let i = 0; i < fetches; i++) {
-      const response =
-        i % 2 === 0
-          ? await fetch(`${this.env.FLOOR_FETCH_URL}/chat/completions`, {
-              method: "POST",
-              headers: { "content-type": "application/json", authorization: "Bearer floor" },
-              body: MODEL_BODY,
-            })
-          : await fetch(this.env.FLOOR_TOOL_URL, { method: "POST", headers: TOOL_HEADERS, body: toolCallBody(i) });
+      const tool = i % 2 === 1;
+      const response = tool
+        ? await fetch(this.env.FLOOR_TOOL_URL, { method: "POST", headers: TOOL_HEADERS, body: toolCallBody(i) })
+        : await fetch(`${this.env.FLOOR_FETCH_URL}/chat/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: "Bearer floor" },
+            body: MODEL_BODY,
+          });
       const body = await response.text();
       // A floor whose fetches failed would be fast and wrong.
-      if (!response.ok || (i % 2 === 1 && !body.includes('"result"')))
+      if (!response.ok || (tool && !body.includes('"result"')))
         throw new Error(`floor C: fetch ${i + 1} of ${fetches} answered HTTP ${response.status}: ${body.slice(0, 200)}`);
     }
     return text;
