@@ -127,6 +127,9 @@
  *                     sign-in serves the member's sessions of every skill naming that server.
  *   connect_flows     sign-ins in progress (connect link id, OAuth state, sealed PKCE verifier),
  *                     deleted 15 minutes after they expire.
+ *   token_holders     server URL + ExpertSession id → until when that session may still hold
+ *                     the token in memory (token-source.ts); a removal tells those sessions to
+ *                     forget it.
  *   connection_migrations  which schema migrations this object has applied.
  *
  * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the

@@ -3,7 +3,7 @@ import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { untilAborted } from "./abortable";
 import { classifyCallFailure } from "./call-failure";
 import { connectDownstream, connectionRequired, type DownstreamConnection } from "./connect-downstream";
-import { connectionAccountKey, connectionTarget, ownerFor } from "./connections/connection-target";
+import { connectionAccountKey, connectionTarget, ownerFor, serverKey } from "./connections/connection-target";
 import { connectionTokenSource, type TokenSource } from "./connections/token-source";
 import type { ConnectionRequiredError } from "./connections/connection-errors";
 import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
@@ -31,6 +31,8 @@ export interface DownstreamPoolOptions {
   userId?: string;
   /** Test seam: where a server's token comes from (default: the member's UserConnections object). */
   tokenSource?: (serverId: string, config: DownstreamServerConfig) => TokenSource | undefined;
+  /** The id (hex) of the ExpertSession that owns this pool: its token memos are dropped when a connection is removed (token-source.ts). */
+  tokenHolder?: string;
 }
 
 /**
@@ -105,6 +107,14 @@ export class DownstreamPool implements ToolSource {
   /** Tools the server's latest listing withheld (changed since pinned); listTools first. */
   withheldTools(serverId: string): readonly WithheldTool[] {
     return this.entry(serverId).tools?.withheld ?? [];
+  }
+
+  /** Drops the memoised tokens of servers at these connection keys (their connections were removed). */
+  forgetTokens(serverKeys: readonly string[]): void {
+    const removed = new Set(serverKeys);
+    for (const entry of this.entries.values()) {
+      if (entry.config.url !== undefined && removed.has(serverKey(entry.config.url))) entry.tokens?.forget?.();
+    }
   }
 
   /** Per-server connection state for health; servers never used are "idle". */
@@ -278,7 +288,8 @@ export class DownstreamPool implements ToolSource {
     if (this.options.tokenSource) return this.options.tokenSource(entry.serverId, entry.config);
     const target = connectionTarget(this.options.skill, entry.serverId, entry.config);
     if (target === undefined || this.options.userId === undefined) return undefined;
-    entry.tokens ??= connectionTokenSource(this.options.env, target, this.options.userId);
+    const holder = this.options.tokenHolder;
+    entry.tokens ??= connectionTokenSource(this.options.env, target, this.options.userId, holder === undefined ? {} : { holder });
     return entry.tokens;
   }
 

@@ -15,6 +15,9 @@ import { z } from "zod";
  *               OAuth `state` sent to the authorization server, the sealed PKCE verifier and
  *               client information, discovery state, the authorization URL, who asked, created/
  *               expires/completed times. Deleted 15 minutes after it expires.
+ * token_holders which ExpertSessions (Durable Object id, hex) were handed a server's token and
+ *               may still hold it in memory (until: hand-out + TOKEN_MEMO_MS): a removal tells
+ *               them to forget it. Rows past `until` are deleted when the next one is written.
  * connection_migrations which of CONNECTION_MIGRATIONS have been applied.
  */
 export const CONNECTION_MIGRATIONS: readonly (readonly string[])[] = [
@@ -46,6 +49,14 @@ export const CONNECTION_MIGRATIONS: readonly (readonly string[])[] = [
        created_at INTEGER NOT NULL,
        expires_at INTEGER NOT NULL,
        completed_at INTEGER
+     )`,
+  ],
+  [
+    `CREATE TABLE IF NOT EXISTS token_holders (
+       server_key TEXT NOT NULL,
+       holder TEXT NOT NULL,
+       until INTEGER NOT NULL,
+       PRIMARY KEY (server_key, holder)
      )`,
   ],
 ];

@@ -2,13 +2,29 @@ import type { FetchLike } from "@modelcontextprotocol/client";
 import { ConnectionRequiredError } from "./connection-errors";
 import { connectionsStub, ownerFor, type ConnectionTarget } from "./connection-target";
 
-/** How long a token read from UserConnections is reused without asking again: bounds how late a removed connection stops being used. */
+/**
+ * How long a token read from UserConnections is reused without asking again. A connection that
+ * is removed (disconnected, or its member removed) is dropped from every memo at once (`holder`
+ * below); this bounds only a connection that ends otherwise: a refused or expired token.
+ */
 export const TOKEN_MEMO_MS = 10_000;
 
 /** Where a connection's current access token comes from; throws ConnectionRequiredError when there is none. */
 export interface TokenSource {
   /** With `stale`: the server refused that token (401); answer a refreshed one or throw. */
   token(stale?: string): Promise<string>;
+  /** Drops the memo: the connection was removed, so the next request asks again. */
+  forget?(): void;
+}
+
+export interface TokenSourceOptions {
+  /**
+   * The Durable Object id (hex) of the ExpertSession keeping the memo. UserConnections records it
+   * with each token it hands out and tells that session to forget the token when the connection
+   * is removed, so a removal takes effect on the next call rather than up to TOKEN_MEMO_MS later.
+   */
+  holder?: string;
+  now?: () => number;
 }
 
 /**
@@ -16,16 +32,24 @@ export interface TokenSource {
  * this session's memory for at most TOKEN_MEMO_MS (and never past the token's expiry), so a
  * warm call costs no extra round trip.
  */
-export function connectionTokenSource(env: Env, target: ConnectionTarget, userId: string, now: () => number = Date.now): TokenSource {
+export function connectionTokenSource(env: Env, target: ConnectionTarget, userId: string, options: TokenSourceOptions = {}): TokenSource {
+  const now = options.now ?? Date.now;
   let memo: { token: string; until: number } | undefined;
+  /** Counts `forget`s: a removal told while a token was on its way must not let that token be memoised. */
+  let forgotten = 0;
   return {
     async token(stale) {
       if (stale === undefined && memo !== undefined && memo.until > now()) return memo.token;
       memo = undefined;
-      const answer = await connectionsStub(env, ownerFor(target, userId)).accessToken(target, stale);
+      const asked = forgotten;
+      const answer = await connectionsStub(env, ownerFor(target, userId)).accessToken(target, stale, options.holder);
       if ("missing" in answer) throw new ConnectionRequiredError(target.serverId, answer.missing, target.connection);
-      memo = { token: answer.token, until: Math.min(now() + TOKEN_MEMO_MS, answer.expiresAt ?? Number.POSITIVE_INFINITY) };
+      if (asked === forgotten) memo = { token: answer.token, until: Math.min(now() + TOKEN_MEMO_MS, answer.expiresAt ?? Number.POSITIVE_INFINITY) };
       return answer.token;
+    },
+    forget() {
+      memo = undefined;
+      forgotten += 1;
     },
   };
 }

@@ -17,6 +17,7 @@ import {
 import { serverKey, type ConnectionTarget } from "./connection-target";
 import { describeSetupFailure } from "./setup-failure";
 import { TokenCipher } from "./token-cipher";
+import { TOKEN_MEMO_MS } from "./token-source";
 
 /** How long a connect link works. */
 const FLOW_TTL_MS = 15 * 60_000;
@@ -213,7 +214,13 @@ export class UserConnections extends DurableObject<Env> {
    * the server refused `stale` (a 401). A refresh that fails ends the connection: the member is
    * asked to connect again.
    */
-  async accessToken(target: ConnectionTarget, stale?: string): Promise<TokenAnswer> {
+  async accessToken(target: ConnectionTarget, stale?: string, holder?: string): Promise<TokenAnswer> {
+    const answer = await this.currentToken(target, stale);
+    if (holder !== undefined && "token" in answer) this.recordHolder(serverKey(target.url), holder);
+    return answer;
+  }
+
+  private async currentToken(target: ConnectionTarget, stale: string | undefined): Promise<TokenAnswer> {
     const key = serverKey(target.url);
     const pending = this.refreshing.get(key);
     if (pending) return pending;
@@ -241,15 +248,57 @@ export class UserConnections extends DurableObject<Env> {
     return refresh;
   }
 
+  /** Ends the connection; the sessions holding its token forget it before this answers. */
   async remove(url: string): Promise<boolean> {
-    return this.delete(serverKey(url));
+    const key = serverKey(url);
+    const removed = this.delete(key);
+    await this.tellHolders([key]);
+    return removed;
   }
 
+  /** Ends every connection (and sign-in in progress); the sessions holding their tokens forget them before this answers. */
   async removeAll(): Promise<number> {
-    const count = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM connections`).one().n;
+    const keys = this.sql
+      .exec<{ server_key: string }>(`SELECT server_key FROM connections`)
+      .toArray()
+      .map((row) => row.server_key);
     this.sql.exec(`DELETE FROM connections`);
     this.sql.exec(`DELETE FROM connect_flows`);
-    return count;
+    await this.tellHolders(keys);
+    return keys.length;
+  }
+
+  /**
+   * Notes that `holder` (an ExpertSession's id) was handed the token of `key` and may keep it for
+   * TOKEN_MEMO_MS. Written only when a session's memo is cold (once per TOKEN_MEMO_MS a session),
+   * so the rows stay few: those past their time go with each write.
+   */
+  private recordHolder(key: string, holder: string): void {
+    const now = Date.now();
+    this.sql.exec(`DELETE FROM token_holders WHERE until <= ?`, now);
+    this.sql.exec(`INSERT OR REPLACE INTO token_holders (server_key, holder, until) VALUES (?, ?, ?)`, key, holder, now + TOKEN_MEMO_MS);
+  }
+
+  /**
+   * Tells the sessions that may still hold a token of `keys` to forget it, so a removal takes
+   * effect on their next call. Awaited, so the member (or admin) who removed it is answered only
+   * once it no longer works. A session that cannot be told (an id that is not one, an RPC that
+   * fails) keeps its memo at most TOKEN_MEMO_MS longer.
+   */
+  private async tellHolders(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const now = Date.now();
+    const told = new Map<string, string[]>();
+    for (const key of keys) {
+      const rows = this.sql.exec<{ holder: string; until: number }>(`DELETE FROM token_holders WHERE server_key = ? RETURNING holder, until`, key).toArray();
+      for (const row of rows) if (row.until > now) told.set(row.holder, [...(told.get(row.holder) ?? []), key]);
+    }
+    await Promise.allSettled(
+      [...told].map(async ([holder, held]) => {
+        const sessions = this.env.EXPERT_SESSION;
+        await sessions.get(sessions.idFromString(holder)).forgetConnectionTokens(held);
+      }),
+    );
   }
 
   /**

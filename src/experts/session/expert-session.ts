@@ -456,12 +456,17 @@ export class ExpertSession extends DurableObject<Env> {
     return this.pool?.pool.states() ?? {};
   }
 
+  /** Told by UserConnections when connections this session holds a token of were removed: the next call asks again. */
+  async forgetConnectionTokens(serverKeys: string[]): Promise<void> {
+    this.pool?.pool.forgetTokens(serverKeys);
+  }
+
   /** One pool per skill configuration: a catalog change to the servers replaces the warm clients. */
   private poolFor(skill: string, config: SkillConfig, userId: string): DownstreamPool {
     const key = JSON.stringify(config.servers);
     if (this.pool?.key !== key) {
       void this.pool?.pool.close();
-      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers, userId }) };
+      this.pool = { key, pool: new DownstreamPool({ env: this.env, skill, servers: config.servers, userId, tokenHolder: this.ctx.id.toString() }) };
     }
     return this.pool.pool;
   }

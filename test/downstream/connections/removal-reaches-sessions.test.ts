@@ -1,0 +1,107 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, inject, it } from "vitest";
+import type { UserProps } from "../../../src/auth/user-props";
+import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
+import { type ConnectionOwner, type ConnectionTarget, connectionsStub } from "../../../src/downstream/connections/connection-target";
+import type { UserConnections } from "../../../src/downstream/connections/user-connections";
+import { sessionStub } from "../../../src/experts/session/session-name";
+import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
+import { expertOf } from "../../support/workers/session-helpers";
+import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+
+const fixtures = inject("fixtureServers");
+const skill = "connection-removal";
+const memberBase = taggedBase(fixtures.echo, "removal-member");
+const memberUrl = `${memberBase}/mcp`;
+const teamUrl = `${taggedBase(fixtures.echo, "removal-team")}/mcp`;
+const hana: UserProps = { userId: "u-hana", login: "hana", role: "member" };
+const ivan: UserProps = { userId: "u-ivan", login: "ivan", role: "member" };
+
+/** The object's private writer, reached inside the object as the callback path does after a sign-in. */
+type Writer = {
+  store(key: string, target: ConnectionTarget, tokens: StoredTokens, client: StoredClient, discovery: undefined, by: string, at: number): Promise<void>;
+};
+
+async function connect(owner: ConnectionOwner, url: string, serverId: string, connection: "user" | "team"): Promise<void> {
+  await runInDurableObject(connectionsStub(env, owner), async (instance: UserConnections) => {
+    const target: ConnectionTarget = { serverId, skill, url, connection };
+    const tokens: StoredTokens = { access_token: `acc-${crypto.randomUUID()}`, token_type: "Bearer", expires_in: 3600 };
+    await (instance as unknown as Writer).store(new URL(url).href, target, tokens, { client_id: "cid-removal" }, undefined, "hana", Date.now());
+  });
+}
+
+/** Deletes the row behind the object's back (no holder is told): what a session's memo alone would still serve. */
+async function dropRowOnly(owner: ConnectionOwner, url: string): Promise<void> {
+  await runInDurableObject(connectionsStub(env, owner), async (_instance, state) => {
+    state.storage.sql.exec(`DELETE FROM connections WHERE server_key = ?`, new URL(url).href);
+  });
+}
+
+/**
+ * A session keeps a connection's token in memory for up to TOKEN_MEMO_MS, so a warm call costs
+ * no hop to UserConnections. Ending the connection (a member's Disconnect, an admin's removal,
+ * a member removed from the team) must still stop its use on the very next call, in every
+ * session that holds it: the removal tells them before it answers.
+ */
+describe("removing a connection reaches the sessions holding its token", () => {
+  const models = useCatalogWithScriptedModels({
+    skills: {
+      [skill]: {
+        servers: {
+          mine: { url: memberUrl, transport: "streamable-http", auth: { type: "oauth" } },
+          shared: { url: teamUrl, transport: "streamable-http", auth: { type: "oauth", connection: "team" } },
+        },
+        experts: [expertOf("uses_mine", { mine: ["echo"] }), expertOf("uses_shared", { shared: ["echo"] })],
+      },
+    },
+  });
+
+  async function call(user: UserProps, expert: "uses_mine" | "uses_shared") {
+    const server = expert === "uses_mine" ? "mine" : "shared";
+    models.play([{ calls: [{ name: `${server}__echo`, input: { text: user.login } }] }, { text: `Echoed for ${user.login}.` }]);
+    return sessionStub(env, skill, user.userId).callExpert({ runId: crypto.randomUUID(), skill, expert, args: { query: "q" }, user });
+  }
+
+  it("a warm session reuses the token without asking again; remove() makes its next call ask the member to connect", async () => {
+    const owner: ConnectionOwner = { kind: "user", userId: hana.userId };
+    await connect(owner, memberUrl, "mine", "user");
+    expect(await call(hana, "uses_mine")).toMatchObject({ outcome: "ok", text: "Echoed for hana." });
+    expect((await readFixtureStats(memberBase)).lastAuthorization).toMatch(/^Bearer acc-/);
+
+    // The memo at work: with the row gone but nobody told, the session still has the token.
+    await dropRowOnly(owner, memberUrl);
+    expect(await call(hana, "uses_mine")).toMatchObject({ outcome: "ok" });
+
+    await connect(owner, memberUrl, "mine", "user");
+    const echoesBefore = (await readFixtureStats(memberBase)).calls.echo;
+    expect(await connectionsStub(env, owner).remove(memberUrl)).toBe(true);
+    const refused = await call(hana, "uses_mine");
+    expect(refused.outcome).not.toBe("ok");
+    expect(refused.text).toContain('"mine"');
+    // Refused before the tool: the server saw no call with the removed token.
+    expect((await readFixtureStats(memberBase)).calls.echo).toBe(echoesBefore);
+  });
+
+  it("removing the team's connection reaches every member's session that holds it", async () => {
+    const team: ConnectionOwner = { kind: "team" };
+    await connect(team, teamUrl, "shared", "team");
+    for (const member of [hana, ivan]) expect(await call(member, "uses_shared")).toMatchObject({ outcome: "ok" });
+
+    expect(await connectionsStub(env, team).removeAll()).toBe(1);
+    for (const member of [hana, ivan]) {
+      const refused = await call(member, "uses_shared");
+      expect(refused.outcome, member.login).not.toBe("ok");
+      expect(refused.text).toContain('"shared"');
+    }
+  });
+
+  it("a holder id that names no session does not stop the removal", async () => {
+    const owner: ConnectionOwner = { kind: "user", userId: "u-jo" };
+    const stub = connectionsStub(env, owner);
+    await connect(owner, memberUrl, "mine", "user");
+    const target: ConnectionTarget = { serverId: "mine", skill, url: memberUrl, connection: "user" };
+    expect(await stub.accessToken(target, undefined, "not-a-durable-object-id")).toMatchObject({ token: expect.stringMatching(/^acc-/) });
+    expect(await stub.remove(memberUrl)).toBe(true);
+    expect(await stub.status(memberUrl)).toBeNull();
+  });
+});
