@@ -3,6 +3,8 @@ import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { type ConnectionOwner, type ConnectionTarget, connectionsStub } from "../../../src/downstream/connections/connection-target";
+import { ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
+import { connectionTokenSource } from "../../../src/downstream/connections/token-source";
 import type { UserConnections } from "../../../src/downstream/connections/user-connections";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
@@ -93,6 +95,18 @@ describe("removing a connection reaches the sessions holding its token", () => {
       expect(refused.outcome, member.login).not.toBe("ok");
       expect(refused.text).toContain('"shared"');
     }
+  });
+
+  it("a token that arrives after its session was told to forget is used once, not kept", async () => {
+    const owner: ConnectionOwner = { kind: "user", userId: "u-kim" };
+    await connect(owner, memberUrl, "mine", "user");
+    const source = connectionTokenSource(env, { serverId: "mine", skill, url: memberUrl, connection: "user" }, owner.userId);
+    const asked = source.token();
+    // The removal's word reaches the session while its request for the token is still out.
+    source.forget?.();
+    expect(await asked).toMatch(/^acc-/);
+    await dropRowOnly(owner, memberUrl);
+    await expect(source.token()).rejects.toBeInstanceOf(ConnectionRequiredError);
   });
 
   it("a holder id that names no session does not stop the removal", async () => {
