@@ -17,7 +17,7 @@ import {
 import { serverKey, type ConnectionTarget } from "./connection-target";
 import { describeSetupFailure } from "./setup-failure";
 import { TokenCipher } from "./token-cipher";
-import { TOKEN_MEMO_MS } from "./token-source";
+import { TokenHolders } from "./token-holders";
 
 /** How long a connect link works. */
 const FLOW_TTL_MS = 15 * 60_000;
@@ -75,11 +75,14 @@ export class UserConnections extends DurableObject<Env> {
   private cipher: Promise<TokenCipher> | undefined;
   /** One refresh per server at a time: concurrent callers share it (rotation makes a second one fail). */
   private readonly refreshing = new Map<string, Promise<TokenAnswer>>();
+  /** The sessions that may still hold a token handed out here: a removal tells them (token-holders.ts). */
+  private readonly holders: TokenHolders;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     applyConnectionSchema(this.sql);
+    this.holders = new TokenHolders(this.sql, env.EXPERT_SESSION);
   }
 
   async list(): Promise<ConnectionSummary[]> {
@@ -216,7 +219,7 @@ export class UserConnections extends DurableObject<Env> {
    */
   async accessToken(target: ConnectionTarget, stale?: string, holder?: string): Promise<TokenAnswer> {
     const answer = await this.currentToken(target, stale);
-    if (holder !== undefined && "token" in answer) this.recordHolder(serverKey(target.url), holder);
+    if (holder !== undefined && "token" in answer) this.holders.record(serverKey(target.url), holder);
     return answer;
   }
 
@@ -252,7 +255,7 @@ export class UserConnections extends DurableObject<Env> {
   async remove(url: string): Promise<boolean> {
     const key = serverKey(url);
     const removed = this.delete(key);
-    await this.tellHolders([key]);
+    await this.holders.tell([key]);
     return removed;
   }
 
@@ -264,41 +267,8 @@ export class UserConnections extends DurableObject<Env> {
       .map((row) => row.server_key);
     this.sql.exec(`DELETE FROM connections`);
     this.sql.exec(`DELETE FROM connect_flows`);
-    await this.tellHolders(keys);
+    await this.holders.tell(keys);
     return keys.length;
-  }
-
-  /**
-   * Notes that `holder` (an ExpertSession's id) was handed the token of `key` and may keep it for
-   * TOKEN_MEMO_MS. Written only when a session's memo is cold (once per TOKEN_MEMO_MS a session),
-   * so the rows stay few: those past their time go with each write.
-   */
-  private recordHolder(key: string, holder: string): void {
-    const now = Date.now();
-    this.sql.exec(`DELETE FROM token_holders WHERE until <= ?`, now);
-    this.sql.exec(`INSERT OR REPLACE INTO token_holders (server_key, holder, until) VALUES (?, ?, ?)`, key, holder, now + TOKEN_MEMO_MS);
-  }
-
-  /**
-   * Tells the sessions that may still hold a token of `keys` to forget it, so a removal takes
-   * effect on their next call. Awaited, so the member (or admin) who removed it is answered only
-   * once it no longer works. A session that cannot be told (an id that is not one, an RPC that
-   * fails) keeps its memo at most TOKEN_MEMO_MS longer.
-   */
-  private async tellHolders(keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return;
-    const now = Date.now();
-    const told = new Map<string, string[]>();
-    for (const key of keys) {
-      const rows = this.sql.exec<{ holder: string; until: number }>(`DELETE FROM token_holders WHERE server_key = ? RETURNING holder, until`, key).toArray();
-      for (const row of rows) if (row.until > now) told.set(row.holder, [...(told.get(row.holder) ?? []), key]);
-    }
-    await Promise.allSettled(
-      [...told].map(async ([holder, held]) => {
-        const sessions = this.env.EXPERT_SESSION;
-        await sessions.get(sessions.idFromString(holder)).forgetConnectionTokens(held);
-      }),
-    );
   }
 
   /**
