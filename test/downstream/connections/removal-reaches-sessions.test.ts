@@ -64,7 +64,7 @@ describe("removing a connection reaches the sessions holding its token", () => {
     return sessionStub(env, skill, user.userId).callExpert({ runId: crypto.randomUUID(), skill, expert, args: { query: "q" }, user });
   }
 
-  it("a warm session reuses the token without asking again; remove() makes its next call ask the member to connect", async () => {
+  it("a warm session reuses the token without asking again; removing the member's connections makes its next call ask them to connect", async () => {
     const owner: ConnectionOwner = { kind: "user", userId: hana.userId };
     await connect(owner, memberUrl, "mine", "user");
     expect(await call(hana, "uses_mine")).toMatchObject({ outcome: "ok", text: "Echoed for hana." });
@@ -76,7 +76,8 @@ describe("removing a connection reaches the sessions holding its token", () => {
 
     await connect(owner, memberUrl, "mine", "user");
     const echoesBefore = (await readFixtureStats(memberBase)).calls.echo;
-    expect(await connectionsStub(env, owner).remove(memberUrl)).toBe(true);
+    // As when the member is removed from the team (their object ends every connection).
+    expect(await connectionsStub(env, owner).removeAll()).toBe(1);
     // With no connection left the run goes to sign the member in, which this fixture (no OAuth
     // metadata) cannot offer: the error says so, where a kept memo would have answered "ok".
     const refused = await call(hana, "uses_mine");
@@ -90,7 +91,8 @@ describe("removing a connection reaches the sessions holding its token", () => {
     await connect(team, teamUrl, "shared", "team");
     for (const member of [hana, ivan]) expect(await call(member, "uses_shared")).toMatchObject({ outcome: "ok" });
 
-    expect(await connectionsStub(env, team).removeAll()).toBe(1);
+    // As the dashboard's Disconnect does. The team's object is one per tenant, shared with other files here: remove this server only.
+    expect(await connectionsStub(env, team).remove(teamUrl)).toBe(true);
     for (const member of [hana, ivan]) {
       const refused = await call(member, "uses_shared");
       expect(refused, member.login).toMatchObject({ outcome: "error", text: expect.stringContaining('Downstream server "shared" cannot be connected') });
