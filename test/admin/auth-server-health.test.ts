@@ -1,33 +1,21 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { skillSchema } from "../../src/catalog/catalog-schema";
 import { checkSkillHealth } from "../../src/admin/skill-health";
-import type { StoredClient, StoredTokens } from "../../src/downstream/connections/connection-schema";
-import { connectionsStub, type ConnectionTarget } from "../../src/downstream/connections/connection-target";
-import type { UserConnections } from "../../src/downstream/connections/user-connections";
+import type { ConnectionTarget } from "../../src/downstream/connections/connection-target";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { uniqueSkill } from "../support/catalog-test-data";
+import { storeConnection } from "../support/workers/stored-connection";
 
 const fixtures = inject("fixtureServers");
 
-/** The object's private writer, reached inside the object as the callback path does after a sign-in. */
-type Writer = {
-  store(key: string, target: ConnectionTarget, tokens: StoredTokens, client: StoredClient, discovery: undefined, by: string, at: number): Promise<void>;
-};
-
-async function connectTeam(target: ConnectionTarget, accessToken: string): Promise<void> {
-  await runInDurableObject(connectionsStub(env, { kind: "team" }), async (instance: UserConnections) => {
-    const writer = instance as unknown as Writer;
-    await writer.store(
-      new URL(target.url).href,
-      target,
-      { access_token: accessToken, token_type: "Bearer" },
-      { client_id: "cid-health" },
-      undefined,
-      "alice",
-      Date.now(),
-    );
-  });
+function connectTeam(target: ConnectionTarget, accessToken: string): Promise<void> {
+  return storeConnection(
+    { kind: "team" },
+    target,
+    { access_token: accessToken, token_type: "Bearer" },
+    { client: { client_id: "cid-health" }, connectedBy: "alice" },
+  );
 }
 
 function health(skill: string, servers: Record<string, unknown>, internal: Record<string, string[]> = {}) {

@@ -1,12 +1,12 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { skillSchema } from "../../src/catalog/catalog-schema";
 import { saveSkill } from "../../src/catalog/catalog-store";
-import type { StoredClient, StoredTokens } from "../../src/downstream/connections/connection-schema";
+import type { StoredTokens } from "../../src/downstream/connections/connection-schema";
 import { connectionsStub, type ConnectionOwner, type ConnectionTarget } from "../../src/downstream/connections/connection-target";
-import type { UserConnections } from "../../src/downstream/connections/user-connections";
 import { taggedBase } from "../fixtures/fixture-stats-client";
 import { uniqueSkill } from "../support/catalog-test-data";
+import { storeConnection } from "../support/workers/stored-connection";
 import { csrfIn, dashboardFetch, form, signInAs } from "./dashboard-test-client";
 
 const fixtures = inject("fixtureServers");
@@ -16,23 +16,11 @@ const TEAM_REFRESH = "ref-team-8a2b7c61-refresh-token";
 const MEMBER_ACCESS = "acc-member-4e9d3a10-access-token";
 const CLIENT_SECRET = "cs-dash-77e1-client-secret";
 
-/** The object's private writer, reached inside the object as the callback path does after a sign-in. */
-type Writer = {
-  store(key: string, target: ConnectionTarget, tokens: StoredTokens, client: StoredClient, discovery: undefined, by: string, at: number): Promise<void>;
-};
-
-async function seed(owner: ConnectionOwner, target: ConnectionTarget, tokens: StoredTokens, by: string): Promise<void> {
-  await runInDurableObject(connectionsStub(env, owner), async (instance: UserConnections) => {
-    const writer = instance as unknown as Writer;
-    await writer.store(
-      new URL(target.url).href,
-      target,
-      tokens,
-      { client_id: "cid-dash", client_secret: CLIENT_SECRET },
-      undefined,
-      by,
-      Date.UTC(2026, 10, 20, 9, 30),
-    );
+function seed(owner: ConnectionOwner, target: ConnectionTarget, tokens: StoredTokens, by: string): Promise<void> {
+  return storeConnection(owner, target, tokens, {
+    client: { client_id: "cid-dash", client_secret: CLIENT_SECRET },
+    connectedBy: by,
+    connectedAt: Date.UTC(2026, 10, 20, 9, 30),
   });
 }
 

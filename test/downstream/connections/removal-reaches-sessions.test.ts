@@ -1,15 +1,14 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { type ConnectionOwner, type ConnectionTarget, connectionsStub } from "../../../src/downstream/connections/connection-target";
 import { ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
 import { connectionTokenSource } from "../../../src/downstream/connections/token-source";
-import type { UserConnections } from "../../../src/downstream/connections/user-connections";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../support/workers/session-helpers";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
+import { storeConnection } from "../../support/workers/stored-connection";
 
 const fixtures = inject("fixtureServers");
 const skill = "connection-removal";
@@ -19,17 +18,9 @@ const teamUrl = `${taggedBase(fixtures.echo, "removal-team")}/mcp`;
 const hana: UserProps = { userId: "u-hana", login: "hana", role: "member" };
 const ivan: UserProps = { userId: "u-ivan", login: "ivan", role: "member" };
 
-/** The object's private writer, reached inside the object as the callback path does after a sign-in. */
-type Writer = {
-  store(key: string, target: ConnectionTarget, tokens: StoredTokens, client: StoredClient, discovery: undefined, by: string, at: number): Promise<void>;
-};
-
-async function connect(owner: ConnectionOwner, url: string, serverId: string, connection: "user" | "team"): Promise<void> {
-  await runInDurableObject(connectionsStub(env, owner), async (instance: UserConnections) => {
-    const target: ConnectionTarget = { serverId, skill, url, connection };
-    const tokens: StoredTokens = { access_token: `acc-${crypto.randomUUID()}`, token_type: "Bearer", expires_in: 3600 };
-    await (instance as unknown as Writer).store(new URL(url).href, target, tokens, { client_id: "cid-removal" }, undefined, "hana", Date.now());
-  });
+function connect(owner: ConnectionOwner, url: string, serverId: string, connection: "user" | "team"): Promise<void> {
+  const tokens = { access_token: `acc-${crypto.randomUUID()}`, token_type: "Bearer", expires_in: 3600 };
+  return storeConnection(owner, { serverId, skill, url, connection }, tokens, { client: { client_id: "cid-removal" }, connectedBy: "hana" });
 }
 
 /** Deletes the row behind the object's back (no holder is told): what a session's memo alone would still serve. */

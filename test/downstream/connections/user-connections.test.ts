@@ -1,32 +1,24 @@
 import { env, runInDurableObject, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/connections/connection-target";
-import type { StoredClient, StoredTokens } from "../../../src/downstream/connections/connection-schema";
+import type { StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
 import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
-import { type UserConnections, withoutClientSecret } from "../../../src/downstream/connections/user-connections";
+import { withoutClientSecret } from "../../../src/downstream/connections/user-connections";
 import { ClientCredentialsUnsupportedError, ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
+import { storeConnection } from "../../support/workers/stored-connection";
 import { echoBase, pool, serverConfig } from "../downstream-test-helpers";
 
 const ACCESS = "acc-7d1e0c55-connected-token";
 const REFRESH = "ref-91b2aa40-refresh-token";
 const CLIENT_SECRET = "cs-3f0e-client-secret";
 
-/** The object's private writer, reached inside the object as the callback path does after a sign-in. */
-type Writer = {
-  store(key: string, target: ConnectionTarget, tokens: StoredTokens, client: StoredClient, discovery: undefined, by: string, at: number): Promise<void>;
-};
-
 function target(url: string, overrides: Partial<ConnectionTarget> = {}): ConnectionTarget {
   return { serverId: "linear", skill: "default", url, connection: "user", scopes: ["read"], ...overrides };
 }
 
-async function seed(userId: string, url: string, tokens: StoredTokens): Promise<void> {
-  const stub = connectionsStub(env, { kind: "user", userId });
-  await runInDurableObject(stub, async (instance: UserConnections) => {
-    const writer = instance as unknown as Writer;
-    await writer.store(new URL(url).href, target(url), tokens, { client_id: "cid-1", client_secret: CLIENT_SECRET }, undefined, userId, Date.now());
-  });
+function seed(userId: string, url: string, tokens: StoredTokens): Promise<void> {
+  return storeConnection({ kind: "user", userId }, target(url), tokens, { client: { client_id: "cid-1", client_secret: CLIENT_SECRET }, connectedBy: userId });
 }
 
 async function rawRows(userId: string): Promise<string> {
