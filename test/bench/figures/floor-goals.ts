@@ -409,6 +409,7 @@ async function cpuFigures(
 async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number, pgid: number) {
   let next = 0;
   const threadsBefore = await workerdThreadCpuMs(pgid);
+  const processesBefore = await workerdCpuMs(pgid);
   const machineBefore = await machineCpuTicks();
   const benchBefore = process.cpuUsage();
   const started = performance.now();
@@ -424,8 +425,17 @@ async function burst(clients: McpTestClient[], call: (client: McpTestClient) => 
   const bench = process.cpuUsage(benchBefore);
   const machineAfter = await machineCpuTicks();
   const busiestMs = busiestThreadShare(threadsBefore, await workerdThreadCpuMs(pgid), wallMs) * wallMs;
+  const processesAfter = await workerdCpuMs(pgid);
   const machineBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
-  return { calls: total, seconds: wallMs / 1000, busiestMs, benchMs: (bench.user + bench.system) / 1000, machineBusy };
+  return {
+    calls: total,
+    seconds: wallMs / 1000,
+    busiestMs,
+    workerMs: processesAfter.worker - processesBefore.worker,
+    entryMs: processesAfter.entry - processesBefore.entry,
+    benchMs: (bench.user + bench.system) / 1000,
+    machineBusy,
+  };
 }
 
 /**
@@ -455,7 +465,7 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     ] as const;
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples);
     for (const arm of arms) await burst(arm.clients, arm.call, CONCURRENCY, arm.pgid);
-    const tally = () => ({ calls: 0, seconds: 0, busiestMs: 0, benchMs: 0, machineBusy: [] as number[] });
+    const tally = () => ({ calls: 0, seconds: 0, busiestMs: 0, workerMs: 0, entryMs: 0, benchMs: 0, machineBusy: [] as number[] });
     const sums = { product: tally(), floor: tally(), d: tally() };
     for (const order of [arms, [...arms].reverse()]) {
       for (const arm of order) {
@@ -463,6 +473,8 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
         sums[arm.name].calls += result.calls;
         sums[arm.name].seconds += result.seconds;
         sums[arm.name].busiestMs += result.busiestMs;
+        sums[arm.name].workerMs += result.workerMs;
+        sums[arm.name].entryMs += result.entryMs;
         sums[arm.name].benchMs += result.benchMs;
         sums[arm.name].machineBusy.push(result.machineBusy);
       }
@@ -476,9 +488,14 @@ async function throughputFigures(ctx: BenchContext, floor: WranglerDev): Promise
     const busy = (sum: { seconds: number; busiestMs: number; calls: number }) =>
       `${round((100 * sum.busiestMs) / (sum.seconds * 1000), 0)}% busy, ${round(sum.busiestMs / sum.calls, 2)} ms a call`;
     const benchShare = (sum: { seconds: number; benchMs: number }) => `${round((100 * sum.benchMs) / (sum.seconds * 1000), 0)}%`;
+    // Every thread of the Worker's workerd (V8's GC helpers, I/O) and wrangler's entry workerd
+    // in front of it: a busiest thread well short of 100% leaves the calls waiting on these.
+    const processes = (sum: { calls: number; workerMs: number; entryMs: number }) =>
+      `${round(sum.workerMs / sum.calls, 2)} + ${round(sum.entryMs / sum.calls, 2)} ms`;
     const machine = (sum: { machineBusy: number[] }) => `${round((100 * sum.machineBusy.reduce((a, b) => a + b, 0)) / sum.machineBusy.length, 0)}%`;
     const saturation =
       `busiest workerd thread: product ${busy(sums.product)}; C ${busy(sums.floor)}; D ${busy(sums.d)}; ` +
+      `CPU a call of the Worker's workerd (all threads) + wrangler's entry workerd: product ${processes(sums.product)}; C ${processes(sums.floor)}; D ${processes(sums.d)}; ` +
       `the bench's own process (clients, fake model, echo server) ${benchShare(sums.product)} / ${benchShare(sums.floor)} / ${benchShare(sums.d)} of a core; ` +
       `the machine's ${availableParallelism()} cores ${machine(sums.product)} / ${machine(sums.floor)} / ${machine(sums.d)} busy`;
     return [

@@ -61,21 +61,43 @@ class IsolateProfiler {
   async block(
     pgid: number,
     calls: number,
-    call: () => Promise<unknown>,
-  ): Promise<{ scaled: Attribution; path: string; kernelMs: number; busyByTimeMs: number; busyBySamplesMs: number }> {
+    call: (lane: number) => Promise<unknown>,
+    lanes: number,
+  ): Promise<{ scaled: Attribution; path: string; kernelMs: number; wallMs: number; busyByTimeMs: number; busyBySamplesMs: number }> {
     await this.start();
     const before = await workerdCpuMs(pgid);
-    for (let i = 0; i < calls; i++) await call();
+    const started = performance.now();
+    await inLanes(calls, lanes, call);
+    const wallMs = performance.now() - started;
     const after = await workerdCpuMs(pgid);
     const { byTime, bySamples, path } = await this.stop();
     const kernelMs = after.worker - before.worker;
     const busyBySamplesMs = busyMs(bySamples);
-    return { scaled: scale(bySamples, busyBySamplesMs > 0 ? kernelMs / busyBySamplesMs : 0), path, kernelMs, busyByTimeMs: busyMs(byTime), busyBySamplesMs };
+    return {
+      scaled: scale(bySamples, busyBySamplesMs > 0 ? kernelMs / busyBySamplesMs : 0),
+      path,
+      kernelMs,
+      wallMs,
+      busyByTimeMs: busyMs(byTime),
+      busyBySamplesMs,
+    };
   }
 
   close(): void {
     this.inspector.close();
   }
+}
+
+/** `calls` calls, `lanes` of them in flight at a time, each lane with its own client. */
+async function inLanes(calls: number, lanes: number, call: (lane: number) => Promise<unknown>): Promise<void> {
+  let started = 0;
+  const lane = async (index: number) => {
+    while (started < calls) {
+      started += 1;
+      await call(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, calls) }, (_, index) => lane(index)));
 }
 
 /** A function's key across two bundles: its name and module, without the bundle's line number. */
@@ -151,7 +173,8 @@ const ms = (x: number) => round(x, 3).toFixed(3).padStart(7);
  * PD (`--only=PD`, not part of a default run): V8 sampling profiles of the product's isolate and
  * of the library floor D's (test/bench/floor/, `/d/mcp`), in alternating blocks of calls of the
  * same expert (BENCH_PROFILE_EXPERT, default one_call; about BENCH_PROFILE_CALLS each, default
- * 300), so both see the same machine. Prints self time per call by module and by function for each, and the
+ * 300; BENCH_PROFILE_CONCURRENCY of them in flight at a time, default 1, each with its own client,
+ * as the concurrency goal sends them), so both see the same machine. Prints self time per call by module and by function for each, and the
  * product's excess over D: D runs the same libraries for the same exchange, so what the product
  * spends beyond D is ours (our modules, and library work our code asks for that D does not).
  */
@@ -161,18 +184,24 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
   const query = QUERIES[expert];
   if (query === undefined) throw new Error(`BENCH_PROFILE_EXPERT must be one of ${Object.keys(QUERIES).join(", ")} (floor D has no ${expert})`);
   const calls = Number(process.env.BENCH_PROFILE_CALLS ?? 300);
+  const lanes = Number(process.env.BENCH_PROFILE_CONCURRENCY ?? 1);
+  if (!Number.isSafeInteger(lanes) || lanes < 1 || lanes > 64) throw new Error("BENCH_PROFILE_CONCURRENCY must be a whole number from 1 to 64");
   const floor = await startFloor(ctx, floorEchoBases(ctx));
   const clients: McpTestClient[] = [];
   const profilers: IsolateProfiler[] = [];
   try {
-    const product = await ctx.connect("/mcp");
-    clients.push(product);
-    const d = await createConnector(floor.baseUrl, ctx.kind)("/d/mcp");
-    clients.push(d);
-    for (let i = 0; i < 30; i++) {
-      await callExpert(product, expert, query);
-      await callExpert(d, expert, query);
+    const products: McpTestClient[] = [];
+    const ds: McpTestClient[] = [];
+    const connectD = createConnector(floor.baseUrl, ctx.kind);
+    for (let lane = 0; lane < lanes; lane++) {
+      products.push(await ctx.connect("/mcp"));
+      ds.push(await connectD("/d/mcp"));
     }
+    clients.push(...products, ...ds);
+    const callProduct = (lane: number) => callExpert(products[lane] ?? products[0]!, expert, query);
+    const callD = (lane: number) => callExpert(ds[lane] ?? ds[0]!, expert, query);
+    await inLanes(30, lanes, callProduct);
+    await inLanes(30, lanes, callD);
     const productProfiler = await IsolateProfiler.open("expert", ctx.dev.pgid);
     profilers.push(productProfiler);
     const dProfiler = await IsolateProfiler.open("floor-d", floor.pgid);
@@ -184,15 +213,18 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     const productBlocks: Attribution[] = [];
     const dBlocks: Attribution[] = [];
     const kernel = { product: 0, d: 0 };
+    const wall = { product: 0, d: 0 };
     const sampler = { productTime: 0, productSamples: 0, dTime: 0, dSamples: 0 };
     const paths: string[] = [];
     for (let block = 0; block < blocks; block++) {
-      const p = await productProfiler.block(ctx.dev.pgid, perBlock, () => callExpert(product, expert, query));
-      const l = await dProfiler.block(floor.pgid, perBlock, () => callExpert(d, expert, query));
+      const p = await productProfiler.block(ctx.dev.pgid, perBlock, callProduct, lanes);
+      const l = await dProfiler.block(floor.pgid, perBlock, callD, lanes);
       productBlocks.push(p.scaled);
       dBlocks.push(l.scaled);
       kernel.product += p.kernelMs;
       kernel.d += l.kernelMs;
+      wall.product += p.wallMs;
+      wall.d += l.wallMs;
       sampler.productTime += p.busyByTimeMs;
       sampler.productSamples += p.busyBySamplesMs;
       sampler.dTime += l.busyByTimeMs;
@@ -205,11 +237,14 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     const functions = excess(merged(productBlocks, functionRows, n), merged(dBlocks, functionRows, n));
     const inclusive = excess(merged(productBlocks, inclusiveRows, n), merged(dBlocks, inclusiveRows, n));
     const loadEnd = loadNow();
-    console.error(`[bench] PD: ${n} ${expert}("${query}") calls each, ${blocks} alternating blocks; 1-min load ${loadStart} → ${loadEnd}`);
+    console.error(
+      `[bench] PD: ${n} ${expert}("${query}") calls each, ${lanes === 1 ? "one at a time" : `${lanes} in flight`}, ${blocks} alternating blocks; 1-min load ${loadStart} → ${loadEnd}`,
+    );
     console.error(
       `[bench] PD per call: kernel CPU of the workerd: product ${round(pKernel, 2)} ms, floor D ${round(dKernel, 2)} ms; ` +
         `sampler busy by time deltas ${round(sampler.productTime / n, 2)} / ${round(sampler.dTime / n, 2)} ms, ` +
-        `by sample count ${round(sampler.productSamples / n, 2)} / ${round(sampler.dSamples / n, 2)} ms; first blocks' profiles ${paths.join(", ")}`,
+        `by sample count ${round(sampler.productSamples / n, 2)} / ${round(sampler.dSamples / n, 2)} ms; ` +
+        `calls per second ${round((1000 * n) / wall.product, 1)} / ${round((1000 * n) / wall.d, 1)} (the profiler on); first blocks' profiles ${paths.join(", ")}`,
     );
     console.error("[bench] PD figures below: each block's sample shares scaled to its kernel CPU, ms per call.");
     console.error("[bench] PD self time by group, ms per call (product, D, product − D):");
