@@ -65,6 +65,27 @@ export async function callExpert(client: McpTestClient, name: string, query: str
   return result;
 }
 
+/**
+ * `total` calls over `clients`, one lane per client: each lane calls again as soon as its last
+ * call returns, so `clients.length` calls are in flight (stopping early at `deadline`, if given).
+ */
+export async function callInLanes<Client>(
+  clients: readonly Client[],
+  total: number,
+  call: (client: Client) => Promise<unknown>,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<void> {
+  let started = 0;
+  await Promise.all(
+    clients.map(async (client) => {
+      while (started < total && performance.now() < deadline) {
+        started += 1;
+        await call(client);
+      }
+    }),
+  );
+}
+
 export async function callDirect(client: McpTestClient, name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
   const result = await client.callTool(name, args);
   if (result.isError) throw new Error(`downstream ${name} answered an error: ${JSON.stringify(result.content).slice(0, 500)}`);

@@ -4,7 +4,7 @@ import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { repoRoot } from "../../e2e/harness/wrangler-command";
 import { startWranglerDev, type WranglerDev } from "../../e2e/harness/wrangler-dev";
 import { readFixtureStats, resetFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
-import { callDirect, callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
+import { callDirect, callExpert, callInLanes, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { LIBRARY_FLOOR_BUDGET, LIBRARY_FLOOR_EXPERT_NAMES, LIBRARY_FLOOR_EXPERTS } from "../floor/library-floor-experts";
 import { loadNow } from "../results-report";
 import { interleavedArms, interleavedPairs, round, signed, summarize, type Summary } from "../sample-stats";
@@ -407,20 +407,12 @@ async function cpuFigures(
  * of the busiest thread of the workerd in process group `pgid` over it (ms).
  */
 async function burst(clients: McpTestClient[], call: (client: McpTestClient) => Promise<unknown>, total: number, pgid: number) {
-  let next = 0;
   const threadsBefore = await workerdThreadCpuMs(pgid);
   const processesBefore = await workerdCpuMs(pgid);
   const machineBefore = await machineCpuTicks();
   const benchBefore = process.cpuUsage();
   const started = performance.now();
-  await Promise.all(
-    clients.map(async (client) => {
-      while (next < total) {
-        next += 1;
-        await call(client);
-      }
-    }),
-  );
+  await callInLanes(clients, total, call);
   const wallMs = performance.now() - started;
   const bench = process.cpuUsage(benchBefore);
   const machineAfter = await machineCpuTicks();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
-import { callExpert, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
+import { callExpert, callInLanes, createConnector, TOOL_STEP_SCENARIOS, type BenchContext, type Figure } from "../bench-context";
 import { attribute, cpuProfileSchema, moduleMap, type Attribution } from "../profile/profile-attribution";
 import { InspectorSession, inspectorPortOf, keepProfile } from "../profile/inspector-session";
 import { loadNow } from "../results-report";
@@ -53,21 +53,19 @@ class IsolateProfiler {
   }
 
   /**
-   * Profiles one block of calls and reads the kernel's CPU of the isolate's workerd over the same
+   * Profiles one block of calls (`run`) and reads the kernel's CPU of the isolate's workerd over the same
    * block. On a loaded machine a time delta also counts the time the thread was preempted in the
    * middle of whatever frame it was in, so single frames swell at random; the block's sample
    * shares are therefore scaled to the kernel's CPU instead: ms of CPU per frame, by share.
    */
   async block(
     pgid: number,
-    calls: number,
-    call: (lane: number) => Promise<unknown>,
-    lanes: number,
+    run: () => Promise<unknown>,
   ): Promise<{ scaled: Attribution; path: string; kernelMs: number; wallMs: number; busyByTimeMs: number; busyBySamplesMs: number }> {
     await this.start();
     const before = await workerdCpuMs(pgid);
     const started = performance.now();
-    await inLanes(calls, lanes, call);
+    await run();
     const wallMs = performance.now() - started;
     const after = await workerdCpuMs(pgid);
     const { byTime, bySamples, path } = await this.stop();
@@ -86,18 +84,6 @@ class IsolateProfiler {
   close(): void {
     this.inspector.close();
   }
-}
-
-/** `calls` calls, `lanes` of them in flight at a time, each lane with its own client. */
-async function inLanes(calls: number, lanes: number, call: (lane: number) => Promise<unknown>): Promise<void> {
-  let started = 0;
-  const lane = async (index: number) => {
-    while (started < calls) {
-      started += 1;
-      await call(index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(lanes, calls) }, (_, index) => lane(index)));
 }
 
 /** A function's key across two bundles: its name and module, without the bundle's line number. */
@@ -173,10 +159,11 @@ const ms = (x: number) => round(x, 3).toFixed(3).padStart(7);
  * PD (`--only=PD`, not part of a default run): V8 sampling profiles of the product's isolate and
  * of the library floor D's (test/bench/floor/, `/d/mcp`), in alternating blocks of calls of the
  * same expert (BENCH_PROFILE_EXPERT, default one_call; about BENCH_PROFILE_CALLS each, default
- * 300; BENCH_PROFILE_CONCURRENCY of them in flight at a time, default 1, each with its own client,
- * as the concurrency goal sends them), so both see the same machine. Prints self time per call by module and by function for each, and the
- * product's excess over D: D runs the same libraries for the same exchange, so what the product
- * spends beyond D is ours (our modules, and library work our code asks for that D does not).
+ * 300; BENCH_PROFILE_CONCURRENCY of them in flight at a time, default 1, each with its own
+ * client, as the concurrency goal sends them), so both see the same machine. Prints self time per
+ * call by module and by function for each, and the product's excess over D: D runs the same
+ * libraries for the same exchange, so what the product spends beyond D is ours (our modules, and
+ * library work our code asks for that D does not).
  */
 export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Figure[]> {
   const loadStart = loadNow();
@@ -198,10 +185,9 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
       ds.push(await connectD("/d/mcp"));
     }
     clients.push(...products, ...ds);
-    const callProduct = (lane: number) => callExpert(products[lane] ?? products[0]!, expert, query);
-    const callD = (lane: number) => callExpert(ds[lane] ?? ds[0]!, expert, query);
-    await inLanes(30, lanes, callProduct);
-    await inLanes(30, lanes, callD);
+    const callOne = (client: McpTestClient) => callExpert(client, expert, query);
+    await callInLanes(products, 30, callOne);
+    await callInLanes(ds, 30, callOne);
     const productProfiler = await IsolateProfiler.open("expert", ctx.dev.pgid);
     profilers.push(productProfiler);
     const dProfiler = await IsolateProfiler.open("floor-d", floor.pgid);
@@ -217,8 +203,8 @@ export async function measureLibraryFloorProfile(ctx: BenchContext): Promise<Fig
     const sampler = { productTime: 0, productSamples: 0, dTime: 0, dSamples: 0 };
     const paths: string[] = [];
     for (let block = 0; block < blocks; block++) {
-      const p = await productProfiler.block(ctx.dev.pgid, perBlock, callProduct, lanes);
-      const l = await dProfiler.block(floor.pgid, perBlock, callD, lanes);
+      const p = await productProfiler.block(ctx.dev.pgid, () => callInLanes(products, perBlock, callOne));
+      const l = await dProfiler.block(floor.pgid, () => callInLanes(ds, perBlock, callOne));
       productBlocks.push(p.scaled);
       dBlocks.push(l.scaled);
       kernel.product += p.kernelMs;

@@ -1,4 +1,4 @@
-import { callExpert, type BenchContext, type Figure } from "../bench-context";
+import { callExpert, callInLanes, type BenchContext, type Figure } from "../bench-context";
 import type { McpTestClient } from "../../e2e/harness/mcp-clients";
 import { round, summarize } from "../sample-stats";
 
@@ -12,18 +12,17 @@ export async function measureThroughput(ctx: BenchContext): Promise<Figure[]> {
     await Promise.all(clients.map((client) => callExpert(client, "one_call", "go")));
     const total = Math.max(CONCURRENCY * 10, ctx.sizes.samples * 2);
     const latencies: number[] = [];
-    let next = 0;
     const deadline = performance.now() + ctx.sizes.maxMs;
     const started = performance.now();
-    await Promise.all(
-      clients.map(async (client) => {
-        while (next < total && performance.now() < deadline) {
-          next += 1;
-          const t = performance.now();
-          await callExpert(client, "one_call", "go");
-          latencies.push(performance.now() - t);
-        }
-      }),
+    await callInLanes(
+      clients,
+      total,
+      async (client) => {
+        const t = performance.now();
+        await callExpert(client, "one_call", "go");
+        latencies.push(performance.now() - t);
+      },
+      deadline,
     );
     const elapsed = (performance.now() - started) / 1000;
     const perSecond = latencies.length / elapsed;
