@@ -38,6 +38,6 @@ export function parseQuery<T extends z.ZodRawShape>(c: AdminContext, schema: z.Z
   throw new InvalidParameterError(
     key,
     `query parameter is invalid: ${issue?.message ?? "unreadable"}`,
-    fixes[key as keyof T] ?? "Check the parameter against README's admin API table.",
+    fixes[key as keyof T] ?? "Check the parameter against the admin API table in docs/operating.md#admin-api.",
   );
 }

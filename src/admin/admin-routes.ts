@@ -42,7 +42,9 @@ export function adminRoutes(): Hono<AdminEnv> {
     admin.route("/", routes);
   }
   // A mounted sub-app's notFound is not consulted by Hono; a last catch-all route is.
-  admin.all("*", (c) => c.json({ error: `No admin route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the admin API list in README.md." }, 404));
+  admin.all("*", (c) =>
+    c.json({ error: `No admin route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the admin API table in docs/operating.md#admin-api." }, 404),
+  );
   admin.onError((error, c) => {
     if (error instanceof AdminApiError) {
       return c.json({ error: error.message, fix: error.fix, ...(error.problems.length > 0 ? { problems: error.problems } : {}) }, error.status);

@@ -8,7 +8,7 @@ import { InvalidParameterError } from "./admin-errors";
 const MEMBER_LIMIT = 500;
 
 /**
- * What an admin sees of connections (README "Connections"), for the admin API's routes and the
+ * What an admin sees of connections (docs/catalog.md#connections), for the admin API's routes and the
  * dashboard's Connections page alike: the catalog's servers with `auth`, every member's
  * connections and the team's. Summaries only: a token never leaves UserConnections here.
  */

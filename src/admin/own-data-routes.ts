@@ -43,7 +43,7 @@ export function ownDataRoutes(): Hono<OwnEnv> {
     return c.json({ userId: user.userId, skills });
   });
 
-  // The member's own connections to servers that sign each user in (README "Connections"): never a token.
+  // The member's own connections to servers that sign each user in (docs/catalog.md#connections): never a token.
   routes.get("/connections", async (c) => {
     const owner = { kind: "user" as const, userId: c.get("user").userId };
     return c.json({ connections: (await connectionsStub(c.env, owner).list()).map(describeConnection) });
@@ -85,7 +85,10 @@ export function ownDataRoutes(): Hono<OwnEnv> {
   });
 
   routes.all("*", (c) =>
-    c.json({ error: `No route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: 'See "Your own threads and runs" in README.md.' }, 404),
+    c.json(
+      { error: `No route ${c.req.method} ${new URL(c.req.url).pathname}.`, fix: "See the /me/api table in docs/operating.md#members-limits-and-retention." },
+      404,
+    ),
   );
   routes.onError((error, c) => {
     if (error instanceof AdminApiError) return c.json({ error: error.message, fix: error.fix }, error.status);

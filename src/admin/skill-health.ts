@@ -77,7 +77,7 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
   if (!server) throw new Error(`no server ${serverId}`);
   const target = connectionTarget(skill, serverId, server);
   // Per-member servers: no member's token is the probe's to use, so it asks only whether the
-  // server is up and asks for a sign-in (README "Connections").
+  // server is up and asks for a sign-in (docs/catalog.md#connections).
   if (target?.connection === "user") return checkSignIn(env, serverId, server, "needs-each-member");
   const tokens: TokenSource | undefined = target === undefined ? undefined : connectionTokenSource(env, target, HEALTH_PROBE_USER);
   const started = Date.now();

@@ -27,7 +27,7 @@ export const MAX_RESPONSE_BYTES_LIMIT = 32 * 1024 * 1024;
 const headerValue = z.string().describe("Header value; `${SECRET_NAME}` is replaced by the Worker secret of that name at connect time.");
 
 /**
- * Sign-in to the server through its own OAuth (docs: README "Connections"): Slipsnisse is the
+ * Sign-in to the server through its own OAuth (docs: docs/catalog.md#connections): Slipsnisse is the
  * OAuth client and holds a token per member (`user`) or one for the team (`team`), encrypted
  * in the UserConnections Durable Object. The client registers itself (dynamic client
  * registration) unless the admin gives a pre-registered client id (and secret) as Worker

@@ -1,6 +1,13 @@
 import { McpServer } from "@modelcontextprotocol/server";
 import { createMcpHandler, type StatelessMcpHandler } from "agents/mcp/server";
 import { z } from "zod";
+import architecture from "../../docs/architecture.md";
+import catalog from "../../docs/catalog.md";
+import clients from "../../docs/clients.md";
+import deploying from "../../docs/deploying.md";
+import operating from "../../docs/operating.md";
+import security from "../../docs/security.md";
+import testing from "../../docs/testing.md";
 import readme from "../../README.md";
 import { search, splitSections, type DocSection } from "./doc-index";
 
@@ -13,7 +20,18 @@ export const DEMO_DOCS_PATH = "/demo/docs/mcp";
 
 let sections: DocSection[] | undefined;
 function docs(): DocSection[] {
-  sections ??= splitSections("readme", readme);
+  // The README and the docs/ pages a user reads; platform notes and generated-file notes are for
+  // the project's developers, not for the demo expert's questions.
+  sections ??= [
+    ...splitSections("readme", readme),
+    ...splitSections("catalog", catalog),
+    ...splitSections("clients", clients),
+    ...splitSections("operating", operating),
+    ...splitSections("deploying", deploying),
+    ...splitSections("security", security),
+    ...splitSections("architecture", architecture),
+    ...splitSections("testing", testing),
+  ];
   return sections;
 }
 

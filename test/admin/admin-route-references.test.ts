@@ -6,9 +6,10 @@ import { findMentions, routeServes } from "../user-facing-references";
 const sources = {
   ...import.meta.glob<string>("/src/**/*.{ts,mjs,md}", { query: "?raw", import: "default", eager: true }),
   ...import.meta.glob<string>("/scripts/*.mjs", { query: "?raw", import: "default", eager: true }),
+  ...import.meta.glob<string>(["/README.md", "/docs/*.md"], { query: "?raw", import: "default", eager: true }),
 };
 
-describe("admin routes named in messages", () => {
+describe("admin routes named in messages and docs", () => {
   const routes = createApp()
     .routes.filter((route) => !route.path.endsWith("*"))
     .map((route) => ({ method: route.method, path: route.path }));

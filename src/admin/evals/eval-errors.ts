@@ -11,7 +11,7 @@ export class NoEvalsError extends AdminApiError {
     readonly expert: string,
   ) {
     super(`Expert "${expert}" of skill "${skill}" has no evals.`);
-    this.fix = `Add an \`evals\` list to the expert in the catalog (see README, "Evals") and push it, e.g. [{"name": "basic", "arguments": {"query": "…"}, "assert": [{"type": "contains", "value": "…"}]}].`;
+    this.fix = `Add an \`evals\` list to the expert in the catalog (see docs/operating.md#evals) and push it, e.g. [{"name": "basic", "arguments": {"query": "…"}, "assert": [{"type": "contains", "value": "…"}]}].`;
   }
 }
 

@@ -5,7 +5,7 @@ import type { AdminEnv } from "../admin-context";
 import { describeConnection, memberConnections, removeConnections, teamConnections } from "../connection-overview";
 
 /**
- * Connections (README "Connections") as an admin sees them: which servers a member connected,
+ * Connections (docs/catalog.md#connections) as an admin sees them: which servers a member connected,
  * when, with which scopes (never a token), and the team's connections; revoking one or all.
  * Admin-only through teamAdminRoutes.
  */

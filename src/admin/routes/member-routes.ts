@@ -67,7 +67,7 @@ async function grantsOf(oauth: OAuthHelpers, userId: string): Promise<Array<{ id
 }
 
 function helpers(c: AdminContext, source: OAuthHelpersSource | undefined): OAuthHelpers {
-  const fix = 'Configure sign-in (IDP and its settings, see README "Team access"); under `npm start -- --no-auth` there are no grants.';
+  const fix = "Configure sign-in (IDP and its settings, see docs/deploying.md#sign-in); under `npm start -- --no-auth` there are no grants.";
   if (!source) throw new GrantsUnavailableError("this Worker was built without its OAuth provider.", fix);
   try {
     return source(c.env, new URL(c.req.url).origin);

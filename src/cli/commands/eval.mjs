@@ -45,7 +45,7 @@ export async function evalCommand(args, flags, io) {
     throw new CliError(`Skill ${skill} has no expert "${flags.expert}".`, `Use one of: ${(config.experts ?? []).map((expert) => expert.name).join(", ")}.`);
   }
   if (experts.length === 0) {
-    throw new CliError(`No expert of skill ${skill} has evals.`, 'Add an `evals` list to an expert in the catalog (see README, "Evals") and push it.');
+    throw new CliError(`No expert of skill ${skill} has evals.`, "Add an `evals` list to an expert in the catalog (see docs/operating.md#evals) and push it.");
   }
 
   /** @type {ExpertReport[]} */

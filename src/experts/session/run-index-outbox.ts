@@ -7,7 +7,7 @@ import { type RunIndexEntry, runIndexStatementCount, writeRunIndex } from "./run
  * The session's run index outbox (table `run_index_outbox`, session-schema.ts): a finished run's
  * index row waits here, written synchronously to the session's own SQLite, until the session's
  * alarm sends every waiting row to D1 in a few batches. So no D1 write shares the call's time
- * (under `wrangler dev` the local D1 competes for the same CPU as the next call, test/bench/README.md),
+ * (under `wrangler dev` the local D1 competes for the same CPU as the next call),
  * a burst of runs costs one batch, and a row outlives an eviction or a D1 outage.
  *
  * The row is snapshotted at the run's end rather than rebuilt from `runs`/`run_steps` at flush
@@ -203,7 +203,7 @@ export class RunIndexOutbox {
 /**
  * The runs' log line (Workers Logs), one per written batch rather than one per run: under
  * `wrangler dev` every console call is forwarded through the inspector, which cost about 1 ms of
- * the object's CPU per run when each run wrote its own line as it ended (test/bench/README.md).
+ * the object's CPU per run when each run wrote its own line as it ended (`npm run bench -- --only=AB`).
  * Written once the rows left the outbox, so a retried flush never logs a run twice; a run whose
  * row expires unwritten is counted in the error line of `expire` instead. Names and counts only,
  * as the index row: no user, arguments or answer.

@@ -18,8 +18,7 @@ export function earliest(...times: readonly (number | null)[]): number | null {
  * The session's alarm time, read from storage once per instance and then kept in memory: this
  * object is the only one that sets its alarm, so what it last set is what is due. `getAlarm` is
  * a storage call with its own promise, and a call asked it twice (at the run's start and end):
- * an AB without both reads measured 0.96x of a no-tool call's CPU (test/bench/README.md,
- * 2026-11-26). Forgotten when the alarm fires: the runtime clears a fired alarm, or retries a
+ * an AB without both reads measured 0.96x of a no-tool call's CPU (`npm run bench -- --only=AB`). Forgotten when the alarm fires: the runtime clears a fired alarm, or retries a
  * failed handler, on its own.
  */
 export class SessionAlarm {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { repoRoot } from "../../e2e/harness/wrangler-command";
 import type { ProjectSnapshot } from "../../e2e/harness/project-snapshot";
 
-const ENTRIES = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json", "worker-configuration.d.ts", "README.md"];
+const ENTRIES = ["src", "migrations", "wrangler.toml", "package.json", "tsconfig.json", "worker-configuration.d.ts", "README.md", "docs"];
 
 /** The Worker's sources as committed at `rev` (git archive), node_modules linked: the A arm of an A/B. */
 export async function snapshotRevision(rev: string): Promise<ProjectSnapshot> {

@@ -12,8 +12,9 @@ const PROJECT_ENTRIES = [
   "package.json",
   "tsconfig.json",
   "worker-configuration.d.ts",
-  // The demo docs server imports the README as a text module.
+  // The demo docs server imports the README and docs/ as text modules.
   "README.md",
+  "docs",
   // `npm start` itself (start.mjs and the demo catalog it loads).
   "scripts",
 ];

@@ -9,7 +9,7 @@ const ines: UserProps = { userId: "u-log-line-ines", login: "ines", email: "ines
 
 /**
  * The runs' log line goes with the run index flush, one line per written batch: a console call
- * per run cost the session about 1 ms of CPU under `wrangler dev` (test/bench/README.md).
+ * per run cost the session about 1 ms of CPU under `wrangler dev` (`npm run bench -- --only=AB`).
  */
 describe("ExpertSession's runs log line", () => {
   const models = useCatalogWithScriptedModels({

@@ -65,3 +65,27 @@ describe("the repository's docs are self-contained", () => {
     expect(hits).toEqual([]);
   });
 });
+
+/** The pages a reader opens: every relative Markdown link in them leads somewhere. */
+const pages = [join(repo, "README.md"), join(repo, "test", "bench", "README.md"), ...readdirSync(join(repo, "docs")).map((name) => join(repo, "docs", name))];
+
+describe("links in the README, docs/ and the bench notes", () => {
+  it("every relative link names a file that exists, and a heading that exists when it names one", () => {
+    const broken: string[] = [];
+    let checked = 0;
+    for (const page of pages) {
+      const text = readFileSync(page, "utf8").replace(/```[\s\S]*?```/g, "");
+      for (const [, target = ""] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        checked++;
+        const [file = "", anchor] = target.split("#");
+        const path = file === "" ? page : join(page, "..", file);
+        if (!existsSync(path)) broken.push(`${relative(repo, page)}: ${target} does not exist`);
+        else if (anchor !== undefined && !anchorsOf(readFileSync(path, "utf8")).has(anchor))
+          broken.push(`${relative(repo, page)}: ${target} has no such heading`);
+      }
+    }
+    expect(checked).toBeGreaterThan(30);
+    expect(broken).toEqual([]);
+  });
+});

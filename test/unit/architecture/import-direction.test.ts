@@ -23,12 +23,21 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /**
- * Imports that leave src/ on purpose: the demo serves the README, the CLI loads its generated
+ * Imports that leave src/ on purpose: the demo serves the README and the docs, the CLI loads its generated
  * validator (built by `npm ci`'s prepare step; before that, the import resolves to its committed
  * declaration file).
  */
 const OUTSIDE_SRC: Readonly<Record<string, readonly string[]>> = {
-  demo: ["README.md"],
+  demo: [
+    "README.md",
+    "docs/architecture.md",
+    "docs/catalog.md",
+    "docs/clients.md",
+    "docs/deploying.md",
+    "docs/operating.md",
+    "docs/security.md",
+    "docs/testing.md",
+  ],
   cli: ["bin/catalog-validator.mjs", "bin/catalog-validator.d.mts"],
 };
 

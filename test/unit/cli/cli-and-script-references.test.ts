@@ -18,8 +18,16 @@ function sourceFiles(dir: string): Record<string, string> {
   return files;
 }
 
-describe("CLI commands and npm scripts named in messages", () => {
-  const { cliCommands, npmScripts } = findMentions({ ...sourceFiles("src"), ...sourceFiles("scripts"), ...sourceFiles("bin") });
+const pages = Object.fromEntries(["README.md", "test/bench/README.md"].map((path) => [path, readFileSync(join(root, path), "utf8")]));
+
+describe("CLI commands and npm scripts named in messages and docs", () => {
+  const { cliCommands, npmScripts } = findMentions({
+    ...sourceFiles("src"),
+    ...sourceFiles("scripts"),
+    ...sourceFiles("bin"),
+    ...sourceFiles("docs"),
+    ...pages,
+  });
 
   it("finds the commands and scripts the messages name (the scan works)", () => {
     expect(cliCommands.map((m) => m.command)).toEqual(expect.arrayContaining(["push", "pull", "validate", "tenant"]));
