@@ -3,6 +3,7 @@ import type { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { ExpertCallResult } from "../../../src/experts/session/expert-call";
+import { usageLimitsSchema } from "../../../src/catalog/catalog-schema";
 import { skillLimiterStub } from "../../../src/experts/limits/skill-limiter";
 import { type CounterRow, utcDay } from "../../../src/experts/limits/usage-counters";
 import { waitFor } from "../../support/wait-for";
@@ -52,6 +53,7 @@ describe("skill-wide in-flight slots across a restart", () => {
   const models = useCatalogWithScriptedModels({
     skills: {
       "slots-restart": { limits: { per_skill: { runs_in_flight: SLOTS } }, experts: [expertOf("answer", {}, { timeout_ms: TIMEOUT_MS })] },
+      "slots-unasked": { limits: { per_skill: { runs_in_flight: 1 } }, experts: [expertOf("answer", {})] },
       "slots-burst": { limits: { per_skill: { runs_in_flight: SLOTS } }, experts: [expertOf("answer", {}, { timeout_ms: TIMEOUT_MS })] },
     },
   });
@@ -84,6 +86,20 @@ describe("skill-wide in-flight slots across a restart", () => {
       runs: SLOTS + 1,
       in_flight: 0,
     });
+    // Nine sessions start fresh, eight of them twice: 2-4 s on 2 loaded cores.
+  }, 20_000);
+
+  it("a slot whose holder cannot be asked is kept, never freed on a guess", async () => {
+    const skill = "slots-unasked";
+    const limiter = skillLimiterStub(env, skill);
+    const limits = usageLimitsSchema.parse({ runs_in_flight: 1 });
+    const day = utcDay(Date.now());
+    expect(await limiter.reserve(crypto.randomUUID(), skill, limits, day, Date.now(), "not-a-session-id")).toBeNull();
+    const holder = sessionOf(skill).id.toString();
+    expect(await limiter.reserve(crypto.randomUUID(), skill, limits, day, Date.now(), holder)).toMatchObject({ in_flight: 1 });
+    // A fresh limiter checks every slot once; this one stays taken too.
+    await abortAllDurableObjects();
+    expect(await skillLimiterStub(env, skill).reserve(crypto.randomUUID(), skill, limits, day, Date.now(), holder)).toMatchObject({ in_flight: 1 });
   });
 
   it("of a burst of calls after a restart, exactly as many run as the freed slots allow", async () => {
