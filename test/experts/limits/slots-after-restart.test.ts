@@ -65,7 +65,10 @@ describe("skill-wide in-flight slots across a restart", () => {
     const cut = callAll(skill, holders);
     await waitFor(`${SLOTS} runs holding the skill's slots`, async () => ((await skillRow(skill)).in_flight === SLOTS ? true : undefined));
 
-    // The limiter asks the holders before it refuses: all are running, so nobody loses a slot.
+    // The limiter asks the holders before it refuses: all are running, so nobody loses a slot. The
+    // first to ask is a holder itself, asked about its own runs while it waits for the answer.
+    const again = await sessionOf(skill, holders[0]).callExpert(callOf(skill, "answer", "and one more", {}, holders[0]));
+    expect(again.text).toContain(`runs_in_flight in skill "${skill}" is ${SLOTS} (used ${SLOTS})`);
     const [late] = usersOf("slot-late", 1);
     if (!late) throw new Error("no user");
     const refused = await sessionOf(skill, late).callExpert(callOf(skill, "answer", "one more", {}, late));
@@ -73,7 +76,7 @@ describe("skill-wide in-flight slots across a restart", () => {
     expect(refused.text).toContain(`this skill's (all users together) runs_in_flight in skill "${skill}" is ${SLOTS} (used ${SLOTS})`);
     await waitFor("the eight runs at their model call", () => (first.model.doGenerateCalls.length === SLOTS ? true : undefined));
 
-    // A restart (deploy, crash) cuts all eight off mid-run; no session of theirs is called again.
+    // A restart (deploy, crash) cuts all eight off mid-run; none of their users calls again.
     await abortAllDurableObjects();
     for (const result of await Promise.all(cut)) expect(String(result)).toContain("abortAllDurableObjects");
 
