@@ -65,8 +65,8 @@ export class SlotHolders {
 
   /**
    * Asks the holders of the slots not confirmed within CONFIRMED_FOR_MS whether they still run
-   * them, and calls `free` for each run its holder no longer has (true when that freed a slot). One round at a time: callers
-   * during a round share it. Returns how many were freed. Never throws.
+   * them, and calls `free` for each run its holder no longer has (true when that freed a slot).
+   * One round at a time: callers during a round share it. Returns how many were freed.
    */
   reclaim(free: (runId: string) => boolean): Promise<number> {
     this.round ??= this.ask(free).finally(() => {
