@@ -111,12 +111,17 @@
  *                     in D1. A restart frees the slots (nothing runs in a fresh instance).
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  { skill } while a run holds a slot in the skill's SkillLimiter
- *                     (src/experts/limits/run-limits.ts); a restart frees what it left there.
+ *                     (src/experts/limits/run-limits.ts); the session's fresh instance frees what a
+ *                     restart left there (the limiter frees it sooner when it needs the slot).
  *
  * Durable Object SkillLimiter (SQLite, one per tenant+skill), src/experts/limits/skill-limiter.ts:
  *   limit_counters, limit_runs  the skill-wide counters (limits.per_skill) and the runs holding a
  *                     slot, as above; every user's session reserves here with one RPC, and the
  *                     object's alarm copies changed rows to D1's usage_counters.
+ *   limit_slot_holders  run id → the ExpertSession (id, hex) holding its slot, asked whether the
+ *                     run still exists when a reservation is refused for runs_in_flight and once
+ *                     per fresh instance; slots of runs it no longer has are freed
+ *                     (src/experts/limits/slot-holders.ts).
  *
  * Durable Object UserConnections (SQLite, one per tenant and member, `<tenant>:user:<user id>`, and
  * one for the team, `<tenant>:team`), schema in src/downstream/connections/connection-schema.ts:

@@ -1,8 +1,11 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { saveSkill } from "../../src/catalog/catalog-store";
 import { skillSchema } from "../../src/catalog/catalog-schema";
+import { LimitCounters } from "../../src/experts/limits/limit-counters";
+import { skillLimiterStub } from "../../src/experts/limits/skill-limiter";
 import { skillSubject, userSubject, utcDay, writeCounters } from "../../src/experts/limits/usage-counters";
+import { sessionStub } from "../../src/experts/session/session-name";
 import { uniqueSkill } from "../support/catalog-test-data";
 import { dashboardFetch } from "./dashboard-test-client";
 
@@ -11,9 +14,17 @@ describe("skills page", () => {
     const skill = uniqueSkill("limited");
     const config = skillSchema.parse({ limits: { per_user: { runs_per_day: 5 }, per_skill: { runs_in_flight: 1 } } });
     await saveSkill(env.DB, skill, config, { author: "seed" });
-    // As the owning objects copy them to D1 (limit-counters.ts): one run of dev-bob in flight.
-    const day = utcDay(Date.now());
-    const counted = { day, runs: 1, tokens: 0, cost_usd: 0, in_flight: 1, updated_at: Date.now() };
+    // One run of dev-bob in flight, as the objects that own the counters hold it (the page asks
+    // them, live-usage.ts), and as they copy it to D1 (which lists dev-bob).
+    const now = Date.now();
+    const day = utcDay(now);
+    const runId = crypto.randomUUID();
+    await runInDurableObject(sessionStub(env, skill, "dev-bob"), (_instance, state) => {
+      const subject = { scope: "per_user" as const, key: userSubject(skill, "dev-bob"), limits: config.limits?.per_user ?? {} };
+      expect(new LimitCounters(state.storage.sql).reserve(runId, subject, day, now)).toBeNull();
+    });
+    expect(await skillLimiterStub(env, skill).reserve(runId, skill, config.limits?.per_skill ?? {}, day, now)).toBeNull();
+    const counted = { day, runs: 1, tokens: 0, cost_usd: 0, in_flight: 1, updated_at: now };
     await writeCounters(env.DB, [
       { subject: userSubject(skill, "dev-bob"), ...counted },
       { subject: skillSubject(skill), ...counted },

@@ -1,15 +1,16 @@
 import { html } from "hono/html";
 import type { SkillConfig, UsageLimits } from "../../catalog/catalog-schema";
-import { type CounterRow, countersOfDay, nextUtcMidnight } from "../../experts/limits/usage-counters";
+import { liveCountersOfDay } from "../../experts/limits/live-usage";
+import { nextUtcMidnight } from "../../experts/limits/usage-counters";
 
 /** Today's counters of a limited skill against its catalog limits: the whole skill, then each user. */
-export async function limitsSection(db: D1Database, skill: string, config: SkillConfig, now = Date.now()) {
+export async function limitsSection(env: Env, skill: string, config: SkillConfig, now = Date.now()) {
   const limits = config.limits;
   if (!limits || (!limits.per_skill && !limits.per_user)) return "";
-  const counters = await countersOfDay(db, skill, now);
+  const counters = await liveCountersOfDay(env, skill, limits, now);
   const rows = [
     ...(limits.per_skill ? [{ who: "whole skill", row: counters.skill, of: limits.per_skill }] : []),
-    ...(limits.per_user ? counters.users.map((user) => ({ who: user.user_id, row: user as CounterRow, of: limits.per_user ?? {} })) : []),
+    ...(limits.per_user ? counters.users.map((user) => ({ who: user.userId, row: user, of: limits.per_user ?? {} })) : []),
   ];
   return html`<h3>Usage against limits today (UTC ${counters.day}; resets ${nextUtcMidnight(now)})</h3>
 <div class="table-wrap"><table><thead><tr><th scope="col">Who</th><th scope="col">Runs</th><th scope="col">Tokens</th><th scope="col">Cost (USD)</th><th scope="col">In flight</th></tr></thead><tbody>

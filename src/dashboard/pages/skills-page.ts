@@ -14,7 +14,7 @@ export async function skillsPage(c: DashboardContext): Promise<Response> {
   const skills = (await Promise.all(summaries.map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
   const usage = await recentUsage(c.env.DB, 7, ["skill", "expert"], only === undefined ? {} : { skill: only });
   const usageOf = (skill: string, expert: string) => usage.find((group) => group.skill === skill && group.expert === expert);
-  const limits = await Promise.all(skills.map((skill) => limitsSection(c.env.DB, skill.name, skill.config)));
+  const limits = await Promise.all(skills.map((skill) => limitsSection(c.env, skill.name, skill.config)));
   const body = html`<h1>Skills and experts</h1>
 ${skillFilterNotice(only, "/admin/skills")}
 ${skills.length === 0 ? html`<p class="muted">No skills yet.</p>` : ""}

@@ -66,9 +66,13 @@ export class LimitCounters {
     return null;
   }
 
-  /** Adds the run's tokens and cost to the day it was counted in and frees its slot; a second settle does nothing. */
-  settle(runId: string, tokens: number, costUsd: number, now: number): void {
-    for (const { subject, day } of this.held(runId)) {
+  /**
+   * Adds the run's tokens and cost to the day it was counted in and frees its slot; a second
+   * settle does nothing. Returns whether the run held a slot.
+   */
+  settle(runId: string, tokens: number, costUsd: number, now: number): boolean {
+    const held = this.held(runId);
+    for (const { subject, day } of held) {
       this.sql.exec(
         `UPDATE limit_counters SET tokens = tokens + ?1, cost_usd = cost_usd + ?2, in_flight = max(in_flight - 1, 0), updated_at = ?3, version = version + 1
          WHERE subject = ?4 AND day = ?5`,
@@ -80,6 +84,7 @@ export class LimitCounters {
       );
     }
     this.sql.exec(`DELETE FROM limit_runs WHERE run_id = ?`, runId);
+    return held.length > 0;
   }
 
   /** Undoes a reservation whose run never started (a later subject refused it): not counted at all. */

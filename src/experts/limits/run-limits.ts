@@ -33,9 +33,18 @@ export interface LimiterOf {
   (skill: string): DurableObjectStub<SkillLimiter>;
   /** After a failed call: a stub that threw may stay broken, so the next call gets a new one. */
   forget(): void;
+  /** The session's id (hex), named as the holder of the slots it takes. */
+  readonly holder: string;
+  /**
+   * The runs whose skill-wide slot this instance holds: from before the reservation is sent
+   * until the limiter has the settle, so a limiter asking (slot-holders.ts) never hears "gone"
+   * of a live run, nor of one whose tokens are still on their way. Memory only: a restarted
+   * session holds none, which is how the limiter learns its runs are gone.
+   */
+  readonly held: Set<string>;
 }
 
-export function limiterCache(env: Env): LimiterOf {
+export function limiterCache(env: Env, holder: string): LimiterOf {
   let cached: { skill: string; stub: DurableObjectStub<SkillLimiter> } | undefined;
   const limiter = (skill: string) => {
     if (cached?.skill !== skill) cached = { skill, stub: skillLimiterStub(env, skill) };
@@ -45,7 +54,14 @@ export function limiterCache(env: Env): LimiterOf {
     forget: () => {
       cached = undefined;
     },
+    holder,
+    held: new Set<string>(),
   });
+}
+
+/** Of `runIds`, the runs whose skill-wide slot this session instance still holds (the limiter's question). */
+export function heldSlots(limiter: LimiterOf, runIds: readonly string[]): string[] {
+  return runIds.filter((runId) => limiter.held.has(runId));
 }
 
 /**
@@ -79,15 +95,19 @@ export async function checkRunLimits(
       }
       // Recorded before the RPC, so a restart while it is out still frees what it may have taken.
       storage.kv.put(`${RESERVATION_PREFIX}${request.runId}`, { skill: request.skill });
+      limiter.held.add(request.runId);
       let refused: Awaited<ReturnType<SkillLimiter["reserve"]>>;
       try {
-        refused = await limiter(request.skill).reserve(request.runId, request.skill, subject.limits, day, startedAt);
+        refused = await limiter(request.skill).reserve(request.runId, request.skill, subject.limits, day, startedAt, limiter.holder);
       } catch (error) {
         limiter.forget();
+        // A slot the limiter took before the call failed is freed when it asks about it.
+        limiter.held.delete(request.runId);
         storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
         throw error;
       }
       if (refused) {
+        limiter.held.delete(request.runId);
         storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
         throw refusalOf(request.skill, subject, refused, startedAt);
       }
@@ -127,10 +147,13 @@ export function settleRunLimits(
     .settle(request.runId, tokens, cost, now)
     .then(
       () => {
+        limiter.held.delete(request.runId);
         storage.kv.delete(`${RESERVATION_PREFIX}${request.runId}`);
       },
       (error: unknown) => {
         limiter.forget();
+        // The run is over: the limiter frees its slot when it next asks (its tokens uncounted).
+        limiter.held.delete(request.runId);
         log("error", "skill usage counters not settled", { error: error instanceof Error ? error.message : String(error) });
       },
     );

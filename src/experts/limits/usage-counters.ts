@@ -81,22 +81,30 @@ function roundUsed(used: number): number {
   return Math.round(used * 10_000) / 10_000;
 }
 
-/** Today's counters of a skill: the skill's own row and each user's, for the admin's usage view. */
+/** A counter row as D1's copy has it: `updated_at` is when its owner last changed it (null: no row). */
+export type CopiedCounterRow = CounterRow & { updated_at: number | null };
+
+/**
+ * Today's counters of a skill as D1's copy has them (each owner writes its rows about a second
+ * after a change, and a session's only once its runs have started): the skill's own row and each
+ * user's. The admin's view reads the owners instead (live-usage.ts) and uses this for the list of
+ * users and as the fallback.
+ */
 export async function countersOfDay(
   db: D1Database,
   skill: string,
   now: number,
-): Promise<{ day: string; skill: CounterRow; users: Array<CounterRow & { user_id: string }> }> {
+): Promise<{ day: string; skill: CopiedCounterRow; users: Array<CopiedCounterRow & { user_id: string }> }> {
   const day = utcDay(now);
   const rows = await db
     .prepare(
-      `SELECT subject, runs, tokens, cost_usd, in_flight FROM ${table} WHERE day = ?1 AND (subject = ?2 OR subject LIKE ?3 ESCAPE '\\') ORDER BY subject`,
+      `SELECT subject, runs, tokens, cost_usd, in_flight, updated_at FROM ${table} WHERE day = ?1 AND (subject = ?2 OR subject LIKE ?3 ESCAPE '\\') ORDER BY subject`,
     )
     .bind(day, skillSubject(skill), `${escapeLike(`user:${skill}:`)}%`)
-    .all<CounterRow & { subject: string }>();
+    .all<CopiedCounterRow & { subject: string }>();
   const prefix = `user:${skill}:`;
-  let skillRow = ZERO_COUNTERS;
-  const users: Array<CounterRow & { user_id: string }> = [];
+  let skillRow: CopiedCounterRow = { ...ZERO_COUNTERS, updated_at: null };
+  const users: Array<CopiedCounterRow & { user_id: string }> = [];
   for (const { subject, ...counters } of rows.results) {
     if (subject === skillSubject(skill)) skillRow = counters;
     else users.push({ user_id: subject.slice(prefix.length), ...counters });

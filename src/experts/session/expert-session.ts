@@ -14,7 +14,7 @@ import { candidateSkill, evalExpert, evalPrompter } from "../evals/eval-call";
 import { runExpert } from "../run/run-expert";
 import { ThreadOfAnotherExpertError, UnknownExpertError, UnknownThreadError } from "./session-errors";
 import { resumeInput } from "./resume-input";
-import { checkRunLimits, type LimiterOf, limiterCache, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
+import { checkRunLimits, heldSlots, type LimiterOf, limiterCache, releaseAbandonedReservations, settleRunLimits } from "../limits/run-limits";
 import type { PausedRun } from "../run/paused-run";
 import { failedRun } from "../run/run-end";
 import { PausedRuns } from "./paused-runs";
@@ -35,6 +35,7 @@ import { type ConnectPrompter, type ConnectRequest, gateRun, pausedForConnection
 import { IN_FLIGHT_GRACE_MS, RunsInFlight } from "./runs-in-flight";
 import { objectEnv } from "../limits/d1-call-path-seam";
 import { LimitCounters } from "../limits/limit-counters";
+import type { CounterRow } from "../limits/usage-counters";
 
 /**
  * One user's session with one skill (named tenant:skill:user, see session/session-name.ts): warm
@@ -71,7 +72,7 @@ export class ExpertSession extends DurableObject<Env> {
     applySessionSchema(ctx.storage);
     this.alarmTime = new SessionAlarm(ctx.storage);
     this.counters = new LimitCounters(ctx.storage.sql);
-    this.limiter = limiterCache(env);
+    this.limiter = limiterCache(env, ctx.id.toString());
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
@@ -200,7 +201,10 @@ export class ExpertSession extends DurableObject<Env> {
     // Only an alarm wakes an object nobody calls: without one due soon, a restart now would leave
     // this run unindexed until the user's next call (the constructor closes cut-off runs).
     const inFlightAlarm = startedAt + expert.budget.timeout_ms + IN_FLIGHT_GRACE_MS;
-    await this.alarmTime.noLaterThan(inFlightAlarm);
+    // A per-user reservation reaches D1 a second later, not at the run's end: D1's copy is how the
+    // admin's limits view finds the users to ask (live-usage.ts).
+    const countersCopy = limits.reservation?.perUser ? startedAt + runIndexFlushDelay(this.env) : inFlightAlarm;
+    await this.alarmTime.noLaterThan(Math.min(inFlightAlarm, countersCopy));
     const liveRun = { runId: request.runId, skill: request.skill, expert: expert.name, user: request.user };
     this.live.started({ ...liveRun, startedAt, maxSteps: expert.budget.max_steps });
     const waits = new RunWaits((waiting) => this.live.waiting(request.runId, waiting));
@@ -296,6 +300,16 @@ export class ExpertSession extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     this.listeners.closed(ws, code, reason);
+  }
+
+  /** The skill's limiter asks which of these runs still hold its slots: the others were cut off (slot-holders.ts). */
+  async heldSlots(runIds: string[]): Promise<string[]> {
+    return heldSlots(this.limiter, runIds);
+  }
+
+  /** The user's counters of the day as they are now, for the admin's limits view (live-usage.ts). */
+  async limitRow(subject: string, day: string): Promise<CounterRow> {
+    return this.counters.row(subject, day);
   }
 
   /** Interleaves with a running callExpert (RPC calls to one object are not serialised across awaits). */
