@@ -4,7 +4,7 @@ import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/
 import type { StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
 import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
-import { withoutClientSecret } from "../../../src/downstream/connections/user-connections";
+import { withoutClientSecret } from "../../../src/downstream/connections/client-secret-forms";
 import { ClientCredentialsUnsupportedError, ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
 import { storeConnection } from "../../support/workers/stored-connection";
 import { echoBase, pool, serverConfig } from "../downstream-test-helpers";
