@@ -31,9 +31,9 @@ export interface ProviderState {
  * it reads and records what it saves, for the object to seal and store.
  *
  * Client registration, in order: a client id (and secret) the admin put in the catalog as
- * Worker secrets, pinned to one issuer (issuer-pin.ts); one registered earlier for this server and redirect URL (dynamic client
- * registration is remembered per server, in OAUTH_KV, sealed, not per member); else the SDK
- * registers (RFC 7591) and saveClientInformation remembers it.
+ * Worker secrets, pinned to one issuer (issuer-pin.ts); one registered earlier for this server
+ * and redirect URL (dynamic client registration is remembered per server, in OAUTH_KV, sealed,
+ * not per member); else the SDK registers (RFC 7591) and saveClientInformation remembers it.
  */
 export class ConnectionOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
