@@ -1,7 +1,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, inject, it, vi, type MockInstance } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
+import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
 import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/connections/connection-target";
+import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
 import type { FinishAnswer, StartAnswer } from "../../../src/downstream/connections/user-connections";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import type { IssuerTagConfig, SeenRequest } from "../../fixtures/oauth-issuer-types";
@@ -102,6 +104,9 @@ describe("a pre-registered client's secret goes only to its own issuer", () => {
     expect(await team().accessToken(machine(tag))).toMatchObject({ token: expect.stringMatching(/^at-/) });
     // The control for the searches below: the real issuer was sent the secret, and the search finds it.
     expect(leaks((await received(fixtures.issuer, tag)).text)).not.toEqual([]);
+    // The client is handed to the SDK stamped with the pinned issuer, so the SDK's own check (SEP-2352) holds too.
+    const provider = new ConnectionOAuthProvider(env, await TokenCipher.fromEnv(env), { target: machine(tag), redirectUrl: CALLBACK });
+    expect(await provider.clientInformation()).toEqual({ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, issuer: `${fixtures.issuer}/t/${tag}` });
 
     await configure(fixtures.issuer, tag, { authorizationServer: "peer" });
     await team().remove(machine(tag).url);
