@@ -71,6 +71,10 @@ export default defineConfig(async () => {
           FIXTURE_MODEL_KEY: "mdlkey-fixture-9d2f41",
           // Seals connection tokens at rest (src/downstream/connections/token-cipher.ts).
           CONNECTIONS_KEY: "test-connections-key-0123456789abcdef",
+          // A pre-registered OAuth client (test/downstream/connections/client-issuer-pin.test.ts):
+          // characters that make every encoding of the secret differ from the others.
+          PIN_CLIENT_ID: "pin client/1",
+          PIN_CLIENT_SECRET: "pin s3cr/t+x!~(7)'q",
         },
       },
     });

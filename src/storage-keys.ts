@@ -83,6 +83,11 @@
  *                     registered at a downstream server (dynamic client registration), sealed with
  *                     CONNECTIONS_KEY (src/downstream/connections/connection-oauth-provider.ts).
  *                     Per server, not per member: every member's sign-in reuses it.
+ *   slipsnisse-downstream-issuer:<sha256(server URL, client id)>  {issuer, pinnedAt}: the
+ *                     authorization server a pre-registered client (auth.client_id_secret) was
+ *                     first used with, when the catalog names none (auth.issuer); its id and
+ *                     secret go to no other (src/downstream/connections/issuer-pin.ts). Written
+ *                     once, never overwritten; not secret (an issuer URL).
  *
  * KV (binding OAUTH_KV) also holds the library's consent handles and upstream `state` (single use,
  * short TTL), written through its helpers in src/auth/auth-app.ts.
@@ -218,6 +223,18 @@ export const DOWNSTREAM_CLIENT_PREFIX = "slipsnisse-downstream-client:";
 
 /** OAUTH_KV key of the OAuth client registered at one downstream server for one redirect URL. */
 export async function downstreamClientKey(serverUrl: string, redirectUrl: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${serverUrl}\n${redirectUrl}`));
-  return `${DOWNSTREAM_CLIENT_PREFIX}${[...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  return `${DOWNSTREAM_CLIENT_PREFIX}${await sha256Hex(`${serverUrl}\n${redirectUrl}`)}`;
+}
+
+/** The issuer-pin key prefix in OAUTH_KV (described above). */
+export const DOWNSTREAM_ISSUER_PREFIX = "slipsnisse-downstream-issuer:";
+
+/** OAUTH_KV key of the issuer a pre-registered client was first used with at one downstream server. */
+export async function downstreamIssuerKey(serverUrl: string, clientId: string): Promise<string> {
+  return `${DOWNSTREAM_ISSUER_PREFIX}${await sha256Hex(`${serverUrl}\n${clientId}`)}`;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }

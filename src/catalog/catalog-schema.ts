@@ -51,6 +51,16 @@ export const serverAuthSchema = z
       .optional()
       .describe("Worker secret holding a client id registered at the server (GitHub-style OAuth apps); without it Slipsnisse registers itself."),
     client_secret_secret: z.string().regex(SECRET_NAME_PATTERN).optional().describe("Worker secret holding that client's secret, if it has one."),
+    issuer: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe(
+        "The authorization server (its issuer URL) that client id was registered at: its id and secret go to no other. Default: the first issuer it is used with, then fixed.",
+      ),
+    token_endpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe("A token endpoint outside the issuer's origin that the client may still send its secret to; any other such endpoint is refused."),
     grant: z
       .enum(["authorization_code", "client_credentials"])
       .optional()

@@ -12,6 +12,7 @@ import { describeFailure, isStreamableHttpRejection } from "./transport-failure"
 import { assertSafeDownstreamUrl } from "./url-guard";
 import { ConnectionRequiredError } from "./connections/connection-errors";
 import { connectedFetch, type TokenSource } from "./connections/token-source";
+import { catalogClientSecretForms } from "./connections/client-secret-forms";
 
 export type WireTransport = "streamable-http" | "sse";
 
@@ -43,7 +44,9 @@ export async function connectDownstream(serverId: string, config: DownstreamServ
     // Only the configured headers go downstream: the inbound request's Authorization never
     // reaches this layer (docs/architecture.md#no-token-passthrough).
     const resolved = resolveSecretHeaders(serverId, config.headers, env);
-    secretValues = resolved.secretValues;
+    // A pre-registered OAuth client's secret never goes to the server, but a server that knows it
+    // (the same party as its authorization server) could still echo it: scrubbed in every form.
+    secretValues = [...resolved.secretValues, ...catalogClientSecretForms(env, config.auth)];
     // Every request carries the trace of the run that made it (trace-context.ts).
     const plain = downstreamFetch(serverId, config, env);
     // A server with `auth` gets the caller's own token (connections/), learned for redaction too.

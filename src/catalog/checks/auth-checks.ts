@@ -34,6 +34,16 @@ export function checkServerAuth(id: string, server: RawObject, serverPath: reado
       "add `client_id_secret` naming the Worker secret that holds the client id, or remove `client_secret_secret`",
     );
   }
+  // Both pin a pre-registered client's credentials; a client Slipsnisse registers itself
+  // (dynamic registration) belongs to whichever issuer it registered at.
+  for (const field of ["issuer", "token_endpoint"] as const) {
+    if (auth[field] === undefined || auth.client_id_secret !== undefined) continue;
+    sink.add(
+      [...authPath, field],
+      `\`${field}\` pins a pre-registered client, but \`client_id_secret\` is not set`,
+      `add \`client_id_secret\` (and \`client_secret_secret\`) naming the Worker secrets of the client registered at that issuer, or remove \`${field}\``,
+    );
+  }
   if (auth.grant === "client_credentials") {
     // A machine's own credentials act as one account: that is a team connection by definition,
     // and the grant needs the client's id and secret to authenticate with.

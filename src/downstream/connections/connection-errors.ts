@@ -62,3 +62,48 @@ export class ClientCredentialsUnsupportedError extends SlipsnisseError {
     super("its authorization server's metadata does not list `client_credentials` in grant_types_supported, so no client secret was sent");
   }
 }
+
+/**
+ * A pre-registered client (auth.client_id_secret) met an authorization server other than the
+ * one it was registered at: the issuer named in the catalog (auth.issuer), or else the first
+ * one it was used with. Its id and secret were not sent. A server's protected-resource metadata
+ * chooses the authorization server, so without this a hostile or compromised MCP server would
+ * collect the secret registered for the real one.
+ */
+export class ClientIssuerMismatchError extends SlipsnisseError {
+  readonly kind = "client-issuer-mismatch";
+  readonly fix: string;
+  constructor(
+    readonly serverId: string,
+    readonly expected: string,
+    readonly actual: string,
+    readonly configured: boolean,
+  ) {
+    super(
+      `server "${serverId}" now names the authorization server ${actual}, but its client id and secret were registered at ${expected}${configured ? " (auth.issuer)" : " (the first issuer it was used with)"}, so nothing was sent to ${actual}`,
+    );
+    this.fix = configured
+      ? `If "${serverId}" really moved to ${actual}, register a client there and update the catalog's auth.client_id_secret, auth.client_secret_secret and auth.issuer; otherwise the server's /.well-known/oauth-protected-resource has been tampered with.`
+      : `If "${serverId}" really moved to ${actual}, set auth.issuer in the catalog to the issuer its client was registered at; otherwise the server's /.well-known/oauth-protected-resource has been tampered with.`;
+  }
+}
+
+/**
+ * The authorization server's metadata names a token endpoint on another origin than its issuer,
+ * and the catalog does not name that endpoint (auth.token_endpoint): a pre-registered client's
+ * secret is not sent there.
+ */
+export class TokenEndpointOriginError extends SlipsnisseError {
+  readonly kind = "token-endpoint-origin";
+  readonly fix: string;
+  constructor(
+    readonly serverId: string,
+    readonly issuer: string,
+    readonly tokenEndpoint: string,
+  ) {
+    super(
+      `server "${serverId}"'s authorization server ${issuer} names the token endpoint ${tokenEndpoint}, on another origin, so its client id and secret were not sent there`,
+    );
+    this.fix = `If that endpoint is right, name it in the catalog as "${serverId}"'s auth.token_endpoint.`;
+  }
+}

@@ -1,4 +1,5 @@
 import type {
+  OAuthClientInformationContext,
   OAuthClientMetadata,
   OAuthClientProvider,
   OAuthDiscoveryState,
@@ -7,6 +8,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { readSecret } from "../../env";
 import { ClientCredentialsUnsupportedError } from "./connection-errors";
+import { assertPinnedIssuer, pinIssuer, readIssuerPin } from "./issuer-pin";
 import { downstreamClientKey } from "../../storage-keys";
 import { CLIENT_METADATA_PATH, type ConnectionTarget } from "./connection-target";
 import { storedClientSchema, type StoredClient, type StoredTokens } from "./connection-schema";
@@ -29,9 +31,9 @@ export interface ProviderState {
  * it reads and records what it saves, for the object to seal and store.
  *
  * Client registration, in order: a client id (and secret) the admin put in the catalog as
- * Worker secrets; one registered earlier for this server and redirect URL (dynamic client
- * registration is remembered per server, in OAUTH_KV, sealed, not per member); else the SDK
- * registers (RFC 7591) and saveClientInformation remembers it.
+ * Worker secrets, pinned to one issuer (issuer-pin.ts); one registered earlier for this server
+ * and redirect URL (dynamic client registration is remembered per server, in OAUTH_KV, sealed,
+ * not per member); else the SDK registers (RFC 7591) and saveClientInformation remembers it.
  */
 export class ConnectionOAuthProvider implements OAuthClientProvider {
   authorizationUrl: URL | undefined;
@@ -100,7 +102,13 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
     return this.current.state;
   }
 
-  async clientInformation(): Promise<StoredOAuthClientInformation | undefined> {
+  /**
+   * A pre-registered client is answered stamped with the issuer it is pinned to (issuer-pin.ts),
+   * so the SDK's own check (SEP-2352) holds too; `ctx.issuer`, the issuer discovery found, is
+   * checked against the pin first and refused with an error naming both, before any request
+   * carries the client's id or secret. Its first use pins it when the catalog names no issuer.
+   */
+  async clientInformation(ctx?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
     const { clientIdSecret, clientSecretSecret } = this.current.target;
     if (clientIdSecret !== undefined) {
       const clientId = readSecret(this.env, clientIdSecret);
@@ -108,7 +116,14 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
       const secret = clientSecretSecret === undefined ? undefined : readSecret(this.env, clientSecretSecret);
       if (clientSecretSecret !== undefined && secret === undefined)
         throw new Error(`the Worker secret ${clientSecretSecret} (auth.client_secret_secret) is not set`);
-      this.current.client = { client_id: clientId, ...(secret === undefined ? {} : { client_secret: secret }) };
+      const pin =
+        ctx === undefined ? await readIssuerPin(this.env, this.current.target, clientId) : await pinIssuer(this.env, this.current.target, clientId, ctx.issuer);
+      if (pin !== undefined && ctx !== undefined) assertPinnedIssuer(this.current.target, pin, ctx.issuer, this.current.discovery);
+      this.current.client = {
+        client_id: clientId,
+        ...(secret === undefined ? {} : { client_secret: secret }),
+        ...(pin === undefined ? {} : { issuer: pin.issuer }),
+      };
       return this.current.client;
     }
     if (this.current.client !== undefined) return this.current.client;
@@ -120,10 +135,17 @@ export class ConnectionOAuthProvider implements OAuthClientProvider {
     return parsed.data;
   }
 
+  /**
+   * Keeps the SDK's issuer stamp: a registered client is sealed with it, and a pre-registered
+   * one (answered unstamped only before its first use) is pinned to it.
+   */
   async saveClientInformation(information: StoredOAuthClientInformation): Promise<void> {
     const parsed = storedClientSchema.parse(information);
     this.current.client = parsed;
-    if (this.current.target.clientIdSecret !== undefined) return;
+    if (this.current.target.clientIdSecret !== undefined) {
+      if (parsed.issuer !== undefined) await pinIssuer(this.env, this.current.target, parsed.client_id, parsed.issuer);
+      return;
+    }
     await this.env.OAUTH_KV.put(await this.registrationKey(), await this.cipher.seal(parsed, this.registrationContext()));
   }
 

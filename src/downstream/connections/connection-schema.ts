@@ -128,3 +128,52 @@ export interface ConnectFlowView {
   expiresAt: number;
   completedAt: number | null;
 }
+
+/** A row of `connections`, as the object reads it. */
+export interface ConnectionRow {
+  server_key: string;
+  server_id: string;
+  skill: string;
+  scope: string | null;
+  tokens: string;
+  client: string;
+  discovery: string | null;
+  expires_at: number | null;
+  connected_by: string;
+  connected_at: number;
+  refreshed_at: number | null;
+  [key: string]: SqlStorageValue;
+}
+
+/** A row of `connect_flows`, as the object reads it. */
+export interface FlowRow {
+  id: string;
+  server_key: string;
+  target: string;
+  state: string;
+  verifier: string;
+  client: string;
+  discovery: string | null;
+  authorization_url: string;
+  redirect_url: string;
+  requested_by: string;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+  [key: string]: SqlStorageValue;
+}
+
+/** What a member is shown of a connection row. */
+export function connectionSummary(row: ConnectionRow): ConnectionSummary {
+  return {
+    serverKey: row.server_key,
+    serverId: row.server_id,
+    skill: row.skill,
+    scope: row.scope,
+    connectedBy: row.connected_by,
+    connectedAt: row.connected_at,
+    refreshedAt: row.refreshed_at,
+    expiresAt: row.expires_at,
+    refreshable: row.discovery !== null,
+  };
+}

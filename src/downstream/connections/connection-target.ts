@@ -14,6 +14,10 @@ export interface ConnectionTarget {
   scopes?: string[];
   clientIdSecret?: string;
   clientSecretSecret?: string;
+  /** The issuer the pre-registered client belongs to (auth.issuer); its credentials go to no other (issuer-pin.ts). */
+  issuer?: string;
+  /** A token endpoint outside the issuer's origin that the pre-registered client may still use (auth.token_endpoint). */
+  tokenEndpoint?: string;
   /** The team's token is fetched by Slipsnisse itself with the client's credentials (no sign-in). */
   grant?: "client_credentials";
 }
@@ -32,6 +36,8 @@ export function connectionTarget(skill: string, serverId: string, config: Downst
     ...(auth.scopes === undefined ? {} : { scopes: auth.scopes }),
     ...(auth.client_id_secret === undefined ? {} : { clientIdSecret: auth.client_id_secret }),
     ...(auth.client_secret_secret === undefined ? {} : { clientSecretSecret: auth.client_secret_secret }),
+    ...(auth.issuer === undefined ? {} : { issuer: auth.issuer }),
+    ...(auth.token_endpoint === undefined ? {} : { tokenEndpoint: auth.token_endpoint }),
     ...(auth.grant === "client_credentials" ? { grant: "client_credentials" as const } : {}),
   };
 }

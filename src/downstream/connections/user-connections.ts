@@ -1,21 +1,23 @@
 import { auth, type OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import { DurableObject } from "cloudflare:workers";
 import { randomToken } from "../../auth/pkce";
-import { readSecret } from "../../env";
 import { log } from "../../observability/logger";
-import { guardedFetch } from "../guarded-fetch";
+import { oauthFetch, scrubFor } from "./client-secret-forms";
 import { ConnectionOAuthProvider } from "./connection-oauth-provider";
 import {
   applyConnectionSchema,
   type ConnectFlowView,
+  type ConnectionRow,
+  connectionSummary,
   type ConnectionSummary,
+  type FlowRow,
   storedClientSchema,
   type StoredClient,
   storedTokensSchema,
   type StoredTokens,
 } from "./connection-schema";
 import { serverKey, type ConnectionTarget } from "./connection-target";
-import { describeSetupFailure } from "./setup-failure";
+import { describeSetupFailure, missingMetadata } from "./setup-failure";
 import { TokenCipher } from "./token-cipher";
 import { TokenHolders } from "./token-holders";
 
@@ -29,38 +31,6 @@ export const CLIENT_CREDENTIALS_ACTOR = "client credentials";
 export type TokenAnswer = { token: string; expiresAt: number | null } | { missing: string };
 export type StartAnswer = { flowId: string } | { failed: string };
 export type FinishAnswer = { serverId: string; skill: string; serverKey: string } | { refused: string };
-
-interface ConnectionRow {
-  server_key: string;
-  server_id: string;
-  skill: string;
-  scope: string | null;
-  tokens: string;
-  client: string;
-  discovery: string | null;
-  expires_at: number | null;
-  connected_by: string;
-  connected_at: number;
-  refreshed_at: number | null;
-  [key: string]: SqlStorageValue;
-}
-
-interface FlowRow {
-  id: string;
-  server_key: string;
-  target: string;
-  state: string;
-  verifier: string;
-  client: string;
-  discovery: string | null;
-  authorization_url: string;
-  redirect_url: string;
-  requested_by: string;
-  created_at: number;
-  expires_at: number;
-  completed_at: number | null;
-  [key: string]: SqlStorageValue;
-}
 
 /**
  * One member's connections to downstream servers that sign each user in with their own OAuth
@@ -86,12 +56,12 @@ export class UserConnections extends DurableObject<Env> {
   }
 
   async list(): Promise<ConnectionSummary[]> {
-    return this.sql.exec<ConnectionRow>(`SELECT * FROM connections ORDER BY connected_at DESC`).toArray().map(summary);
+    return this.sql.exec<ConnectionRow>(`SELECT * FROM connections ORDER BY connected_at DESC`).toArray().map(connectionSummary);
   }
 
   async status(url: string): Promise<ConnectionSummary | null> {
     const row = this.row(serverKey(url));
-    return row ? summary(row) : null;
+    return row ? connectionSummary(row) : null;
   }
 
   /**
@@ -110,14 +80,14 @@ export class UserConnections extends DurableObject<Env> {
     const key = serverKey(target.url);
     const provider = new ConnectionOAuthProvider(this.env, await this.seal(), { target, redirectUrl, state: randomToken() });
     try {
-      const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: guardedFetch(target.serverId, this.env) });
+      const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: oauthFetch(this.env, target) });
       // The SDK falls back to /authorize and /token at the server's origin when it finds no
       // metadata at all; a server that publishes none is not one the MCP authorization spec describes.
       const missing = missingMetadata(provider.current.discovery);
       if (missing) return { failed: missing };
       if (result !== "REDIRECT" || provider.authorizationUrl === undefined) return { failed: "its authorization server issued a token without a sign-in" };
     } catch (error) {
-      return { failed: missingMetadata(provider.current.discovery) ?? describeSetupFailure(error) };
+      return { failed: missingMetadata(provider.current.discovery) ?? describeSetupFailure(error, scrubFor(this.env, target)) };
     }
     const { state, verifier, client, discovery } = provider.current;
     if (state === undefined || verifier === undefined || client === undefined)
@@ -198,10 +168,10 @@ export class UserConnections extends DurableObject<Env> {
         serverUrl: target.url,
         authorizationCode: code,
         ...(iss === undefined ? {} : { iss }),
-        fetchFn: guardedFetch(target.serverId, this.env),
+        fetchFn: oauthFetch(this.env, target),
       });
     } catch (error) {
-      return { refused: describeSetupFailure(error) };
+      return { refused: describeSetupFailure(error, scrubFor(this.env, target)) };
     }
     const tokens = storedTokensSchema.safeParse(provider.savedTokens);
     if (!tokens.success) return { refused: "the authorization server returned no usable token" };
@@ -297,7 +267,7 @@ export class UserConnections extends DurableObject<Env> {
       ...(row?.discovery ? { discovery: JSON.parse(row.discovery) as OAuthDiscoveryState } : {}),
     });
     try {
-      const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: guardedFetch(target.serverId, this.env) });
+      const result = await auth(provider, { serverUrl: target.url, ...scopeOf(target), fetchFn: oauthFetch(this.env, target) });
       const tokens = storedTokensSchema.safeParse(provider.savedTokens);
       const client = provider.current.client;
       if (result !== "AUTHORIZED" || !tokens.success || client === undefined)
@@ -307,7 +277,7 @@ export class UserConnections extends DurableObject<Env> {
       log("info", "downstream token fetched with client credentials", { server: target.serverId });
       return { token: tokens.data.access_token, expiresAt: this.row(key)?.expires_at ?? null };
     } catch (error) {
-      const reason = withoutClientSecret(this.env, target, missingMetadata(provider.current.discovery) ?? describeSetupFailure(error));
+      const reason = missingMetadata(provider.current.discovery) ?? describeSetupFailure(error, scrubFor(this.env, target));
       log("warn", "downstream client-credentials token failed", { server: target.serverId, reason });
       return { missing: `its token could not be fetched with the client credentials: ${reason}` };
     }
@@ -330,7 +300,7 @@ export class UserConnections extends DurableObject<Env> {
       ...(row.discovery === null ? {} : { discovery: JSON.parse(row.discovery) as OAuthDiscoveryState }),
     });
     try {
-      const result = await auth(provider, { serverUrl: target.url, fetchFn: guardedFetch(target.serverId, this.env) });
+      const result = await auth(provider, { serverUrl: target.url, fetchFn: oauthFetch(this.env, target) });
       const fresh = storedTokensSchema.safeParse(provider.savedTokens);
       if (result === "AUTHORIZED" && fresh.success) {
         // Rotation (OAuth 2.1 §4.3.1): keep the new refresh token, or the old one if none came back.
@@ -350,7 +320,7 @@ export class UserConnections extends DurableObject<Env> {
         return { token: kept.access_token, expiresAt: stored?.expires_at ?? null };
       }
     } catch (error) {
-      log("warn", "downstream token refresh failed", { server: target.serverId, reason: describeSetupFailure(error) });
+      log("warn", "downstream token refresh failed", { server: target.serverId, reason: describeSetupFailure(error, scrubFor(this.env, target)) });
     }
     this.delete(row.server_key);
     return { missing: "its token could not be refreshed" };
@@ -402,38 +372,6 @@ export class UserConnections extends DurableObject<Env> {
   }
 }
 
-function summary(row: ConnectionRow): ConnectionSummary {
-  return {
-    serverKey: row.server_key,
-    serverId: row.server_id,
-    skill: row.skill,
-    scope: row.scope,
-    connectedBy: row.connected_by,
-    connectedAt: row.connected_at,
-    refreshedAt: row.refreshed_at,
-    expiresAt: row.expires_at,
-    refreshable: row.discovery !== null,
-  };
-}
-
 function scopeOf(target: ConnectionTarget): { scope?: string } {
   return target.scopes === undefined ? {} : { scope: target.scopes.join(" ") };
-}
-
-/** What a server that serves no OAuth metadata lacks, named for the admin; undefined when it serves some. */
-function missingMetadata(discovery: OAuthDiscoveryState | undefined): string | undefined {
-  if (discovery === undefined || discovery.resourceMetadata !== undefined || discovery.authorizationServerMetadata !== undefined) return undefined;
-  return "it serves no OAuth metadata: neither protected-resource metadata (RFC 9728, /.well-known/oauth-protected-resource) nor authorization-server metadata (RFC 8414 or OpenID discovery) was found";
-}
-
-/**
- * A token endpoint's error text may echo what it was sent (a hostile or careless server): the
- * client secret, alone or inside the Basic credentials, never reaches a run, a log or a page.
- */
-export function withoutClientSecret(env: Env, target: ConnectionTarget, text: string): string {
-  const id = target.clientIdSecret === undefined ? undefined : readSecret(env, target.clientIdSecret);
-  const secret = target.clientSecretSecret === undefined ? undefined : readSecret(env, target.clientSecretSecret);
-  if (secret === undefined || secret === "") return text;
-  const basic = id === undefined ? undefined : btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`);
-  return [secret, encodeURIComponent(secret), ...(basic === undefined ? [] : [basic])].reduce((out, value) => out.split(value).join("[redacted]"), text);
 }

@@ -4,7 +4,7 @@ import { connectionsStub, type ConnectionTarget } from "../../../src/downstream/
 import type { StoredTokens } from "../../../src/downstream/connections/connection-schema";
 import { TokenCipher } from "../../../src/downstream/connections/token-cipher";
 import { ConnectionOAuthProvider } from "../../../src/downstream/connections/connection-oauth-provider";
-import { withoutClientSecret } from "../../../src/downstream/connections/user-connections";
+import { withoutClientSecret } from "../../../src/downstream/connections/client-secret-forms";
 import { ClientCredentialsUnsupportedError, ConnectionRequiredError } from "../../../src/downstream/connections/connection-errors";
 import { storeConnection } from "../../support/workers/stored-connection";
 import { echoBase, pool, serverConfig } from "../downstream-test-helpers";
@@ -156,12 +156,14 @@ describe("client credentials (team connections with grant client_credentials)", 
     expect(user.prepareTokenRequest("read")).toBeUndefined();
   });
 
-  it("a token endpoint that echoes the client secret (alone, URL-encoded or as Basic credentials) has it removed from what is reported", () => {
-    const secrets = { ...env, M2M_CLIENT_ID: "m2m id", M2M_CLIENT_SECRET: "s3cr/t+x" } as Env;
-    const basic = btoa(`${encodeURIComponent("m2m id")}:${encodeURIComponent("s3cr/t+x")}`);
-    const text = `invalid_client: got s3cr/t+x, ${encodeURIComponent("s3cr/t+x")} in Basic ${basic}`;
+  it("a token endpoint that echoes the client secret (alone, URL- or form-encoded, or in either Basic form) has it removed from what is reported", () => {
+    const secrets = { ...env, M2M_CLIENT_ID: "m2m id", M2M_CLIENT_SECRET: "s3cr/t+x !" } as Env;
+    const rfcBasic = btoa(`${encodeURIComponent("m2m id")}:${encodeURIComponent("s3cr/t+x !")}`);
+    const sdkBasic = btoa("m2m id:s3cr/t+x !");
+    const form = new URLSearchParams({ client_secret: "s3cr/t+x !" }).toString();
+    const text = `invalid_client: got s3cr/t+x !, ${encodeURIComponent("s3cr/t+x !")} in Basic ${rfcBasic} or Basic ${sdkBasic}; ${form}`;
     const cleaned = withoutClientSecret(secrets, machine(), text);
-    expect(cleaned).toBe("invalid_client: got [redacted], [redacted] in Basic [redacted]");
+    expect(cleaned).toBe("invalid_client: got [redacted], [redacted] in Basic [redacted] or Basic [redacted]; client_secret=[redacted]");
   });
 
   it("a member's run never starts a browser sign-in for it: startFlow answers why the token could not be fetched", async () => {

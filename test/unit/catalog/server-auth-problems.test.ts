@@ -79,4 +79,28 @@ describe("server auth (connections)", () => {
     const unknown = problemsOf(withServers({ crm: { url: "https://crm.example/mcp", auth: { type: "oauth", grant: "password" } } }));
     expect(problemAt(unknown, "$.skills.default.servers.crm.auth.grant").message).toContain('"client_credentials"');
   });
+
+  it("a pre-registered client may name its issuer and a token endpoint on another origin; both need the client id, and must be URLs", () => {
+    const pinned = {
+      type: "oauth",
+      client_id_secret: "GH_ID",
+      client_secret_secret: "GH_SECRET",
+      issuer: "https://github.com/login/oauth",
+      token_endpoint: "https://tokens.github.example/token",
+    };
+    const result = parseCatalog(withServers({ gh: { url: "https://gh.example/mcp", auth: pinned } }));
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.catalog.skills.default?.servers.gh?.auth).toMatchObject({ issuer: pinned.issuer, token_endpoint: pinned.token_endpoint });
+
+    const unpinned = problemsOf(
+      withServers({ gh: { url: "https://gh.example/mcp", auth: { type: "oauth", issuer: "https://as.example", token_endpoint: "https://as.example/t" } } }),
+    );
+    for (const field of ["issuer", "token_endpoint"]) {
+      const problem = problemAt(unpinned, `$.skills.default.servers.gh.auth.${field}`);
+      expect(problem.message).toContain("pins a pre-registered client");
+      expect(problem.fix).toContain("client_id_secret");
+    }
+    const notUrl = problemsOf(withServers({ gh: { url: "https://gh.example/mcp", auth: { ...pinned, issuer: "github" } } }));
+    expect(problemAt(notUrl, "$.skills.default.servers.gh.auth.issuer")).toBeDefined();
+  });
 });
