@@ -1,5 +1,7 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { env } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
+import { removeMember, restoreMember } from "../../src/auth/member-removals";
 import { connectionsStub } from "../../src/downstream/connections/connection-target";
 import { UserConnections } from "../../src/downstream/connections/user-connections";
 import { uniqueSkill } from "../support/catalog-test-data";
@@ -9,7 +11,8 @@ import { csrfIn, dashboardFetch, form, oauthVars, signInAs } from "./dashboard-t
 /**
  * Issue 34: the connect pages read the dashboard cookie through the same check as /admin
  * (signedInSession): a signed-out cookie, a revoked admin's and an admin taken off ADMIN_USERS
- * keep no team powers there, though the cookie's signature and 8 hours still hold.
+ * keep no team powers there, though the cookie's signature and 8 hours still hold; a removed
+ * member's cookie (refused there before this issue) stays refused.
  */
 const vars = { ...oauthVars, DEV_USERS: "alice,bob,carol", ADMIN_USERS: "alice,carol", ADMIN_TOKEN: "connect-sessions-admin-token-0123456789" };
 /** The same team with carol taken off ADMIN_USERS. */
@@ -41,7 +44,10 @@ async function carolWithForm(): Promise<{ cookie: string; csrf: string }> {
   return { cookie, csrf: csrfIn(text) };
 }
 
-const endings: Array<{ name: string; end(cookie: string, csrf: string): Promise<void>; vars: Record<string, string> }> = [
+/** carol holds no grant here; the removal's own mark is what the pages must honour. */
+const noGrants = { listUserGrants: async () => ({ items: [] }), revokeGrant: async () => {} } as unknown as OAuthHelpers;
+
+const endings: Array<{ name: string; end(cookie: string, csrf: string): Promise<void>; vars: Record<string, string>; undo?(): Promise<void> }> = [
   {
     name: "signed out",
     vars,
@@ -64,6 +70,14 @@ const endings: Array<{ name: string; end(cookie: string, csrf: string): Promise<
     },
   },
   { name: "taken off ADMIN_USERS", vars: demoted, async end() {} },
+  {
+    name: "removed from the team",
+    vars,
+    async end() {
+      await removeMember(env, noGrants, "dev-carol");
+    },
+    undo: () => restoreMember(env, "dev-carol"),
+  },
 ];
 
 afterEach(() => {
@@ -76,6 +90,9 @@ describe("the connect pages apply /admin's session checks (issue 34)", () => {
       const url = await teamConnection();
       const { cookie, csrf } = await carolWithForm();
       await ending.end(cookie, csrf);
+      onTestFinished(async () => {
+        await ending.undo?.();
+      });
       const finish = vi.spyOn(UserConnections.prototype, "finish");
 
       const page = await dashboardFetch(`/connect/team/${FLOW}`, { headers: { cookie } }, ending.vars);
