@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AuthConfig } from "./auth-config";
 import { messagePage } from "./auth-pages";
-import { authorizationFailure } from "./authorization-failure";
+import { authorizationFailure, callbackFailure } from "./authorization-failure";
 import { consentPage } from "./consent-page";
 import type { IdentityProvider, UpstreamData } from "./identity/identity-provider";
 import { userIdFor } from "./identity/upstream-identity";
@@ -122,7 +122,7 @@ export function createAuthApp(context: AuthAppContext): Hono<{ Bindings: Env }> 
       headers.set("Location", redirectTo);
       return new Response(null, { status: 302, headers });
     } catch (error) {
-      return authorizationFailure(error, headers);
+      return callbackFailure(error, headers);
     }
   });
 

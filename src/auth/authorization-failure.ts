@@ -2,6 +2,7 @@ import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-pr
 import { DevSignInRefusedError, DevUserNotListedError, UpstreamSignInError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { SlipsnisseError } from "../errors";
+import { log } from "../observability/logger";
 
 /**
  * Maps a failure in the sign-in flow to what the browser should get (the table in
@@ -34,4 +35,22 @@ export function authorizationFailure(error: unknown, headers?: Headers): Respons
     return messagePage(500, "Sign-in is misconfigured", error.toolMessage, headers);
   }
   throw error;
+}
+
+/**
+ * At /auth/callback everything left to go wrong came from the identity provider (its claims,
+ * tokens, keys): an answer that cannot be used is a refused sign-in (502), never a 500 (issue 35).
+ */
+export function callbackFailure(error: unknown, headers?: Headers): Response {
+  try {
+    return authorizationFailure(error, headers);
+  } catch {
+    log("error", "sign-in callback failed", { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    return messagePage(
+      502,
+      "Sign-in failed",
+      "The identity provider's answer could not be used, so no access was granted. Try again; if it keeps failing, the server's operator finds the cause in the Worker's logs.",
+      headers,
+    );
+  }
 }

@@ -13,6 +13,8 @@ import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 import { judgeRegistration } from "./redirect-uri-policy";
+import { fetchIsStrictlyPublic, invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
+import { log } from "../observability/logger";
 
 /** Everything under these prefixes needs a valid access token: the MCP surface, the admin API and a member's own data (docs/architecture.md#request-path). */
 export const apiRoutes = ["/mcp", "/s/", "/sse", "/admin/api/", "/me/api/"];
@@ -68,43 +70,67 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     return fresh;
   }
 
-  return {
-    async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-      let config: AuthConfig;
+  async function front(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+    let config: AuthConfig;
+    try {
+      config = configFor(env);
+    } catch (error) {
+      if (error instanceof AuthConfigError) return refusal(request, 500, "server_error", "Slipsnisse is misconfigured", error.toolMessage);
+      throw error;
+    }
+    const url = new URL(request.url);
+    if (config.idp.IDP === "dev") {
       try {
-        config = configFor(env);
+        assertDevAllowed(config, url.hostname);
       } catch (error) {
-        if (error instanceof AuthConfigError) return refusal(request, 500, "server_error", "Slipsnisse is misconfigured", error.toolMessage);
+        if (error instanceof DevSignInRefusedError) {
+          return refusal(request, error.status, error.status === 500 ? "server_error" : "access_denied", "Dev sign-in refused", error.toolMessage);
+        }
         throw error;
       }
-      const url = new URL(request.url);
-      if (config.idp.IDP === "dev") {
-        try {
-          assertDevAllowed(config, url.hostname);
-        } catch (error) {
-          if (error instanceof DevSignInRefusedError) {
-            return refusal(request, error.status, error.status === 500 ? "server_error" : "access_denied", "Dev sign-in refused", error.toolMessage);
-          }
-          throw error;
-        }
+    }
+    const origin = config.PUBLIC_URL ?? url.origin;
+    if (url.searchParams.has("access_token") && apiRoutes.some((route) => url.pathname.startsWith(route.replace(/\/$/, "")))) {
+      return queryTokenRefused(origin);
+    }
+    const { provider, options: providerOpts } = builtFor(config, origin);
+    // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
+    // one origin's helpers from leaking into another's requests.
+    const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
+    const canonical = await canonicalResourceRequest(request, origin);
+    if (request.method === "POST" && url.pathname === "/token") {
+      if ((await tokenRequestClientIds(canonical)).some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
+    }
+    if (request.method === "POST" && url.pathname === "/register") {
+      const judged = await judgeRegistration(canonical);
+      return judged instanceof Response ? judged : serve(judged);
+    }
+    const clientId = url.pathname === "/authorize" ? url.searchParams.get("client_id") : null;
+    if (clientId !== null && !isPlausibleClientId(clientId)) return unknownClientPage();
+    return withAdminApiRefusal(request, await serve(canonical), env);
+  }
+
+  return {
+    /**
+     * Whatever throws below answers without its message or stack: wrangler dev renders an
+     * uncaught error's stack into the response, and a client's input must never learn our
+     * internals (issue 35). The error itself goes to the log.
+     */
+    async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+      try {
+        return await front(request, env, ctx);
+      } catch (error) {
+        const path = new URL(request.url).pathname;
+        log("error", "request failed before the app answered", { path, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+        return refusal(
+          request,
+          500,
+          "server_error",
+          "Something went wrong",
+          "The request failed on the server; try again. Its operator finds the cause in the Worker's logs.",
+        );
       }
-      const origin = config.PUBLIC_URL ?? url.origin;
-      if (url.searchParams.has("access_token") && apiRoutes.some((route) => url.pathname.startsWith(route.replace(/\/$/, "")))) {
-        return queryTokenRefused(origin);
-      }
-      const { provider, options: providerOpts } = builtFor(config, origin);
-      // The provider caches its helpers on env (env.OAUTH_PROVIDER); a per-request copy keeps
-      // one origin's helpers from leaking into another's requests.
-      const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
-      const canonical = await canonicalResourceRequest(request, origin);
-      if (request.method === "POST" && url.pathname === "/token") {
-        return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
-      }
-      if (request.method === "POST" && url.pathname === "/register") {
-        const judged = await judgeRegistration(canonical);
-        return judged instanceof Response ? judged : serve(judged);
-      }
-      return withAdminApiRefusal(request, await serve(canonical), env);
     },
     /**
      * The provider's helpers (list/revoke grants, clients) for code outside a request to an
@@ -145,8 +171,9 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     accessTokenTTL: config.ACCESS_TOKEN_TTL,
     refreshTokenTTL: config.REFRESH_TOKEN_TTL,
     clientRegistrationTTL: config.CLIENT_REGISTRATION_TTL,
-    // Advertised only when the Worker also has the global_fetch_strictly_public flag (SSRF guard).
-    clientIdMetadataDocumentEnabled: true,
+    // Only with the global_fetch_strictly_public flag (SSRF guard): without it the provider's
+    // lookup of any https client id throws (a 500); disabled, such an id is an unknown client.
+    clientIdMetadataDocumentEnabled: fetchIsStrictlyPublic(),
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
     onError: markCodeToBurn,
     // Native apps (Cursor) receive the code through their own URI scheme (RFC 8252 §7.1);

@@ -1,13 +1,11 @@
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { loopbackDevUser } from "../auth/loopback-dev-user";
-import { isMemberRemoved } from "../auth/member-removals";
 import type { UserProps } from "../auth/user-props";
 import { clientMetadataDocument, connectionsStub, type ConnectionOwner } from "../downstream/connections/connection-target";
 import type { ConnectFlowView, ConnectionSummary } from "../downstream/connections/connection-schema";
 import { dashboardMessage, formatTime, renderDashboardPage } from "./dashboard-layout";
 import { LOGIN_PATH } from "./dashboard-login";
-import { csrfToken, csrfTokenMatches, type DashboardSession, newSession, readSession } from "./dashboard-session";
+import { csrfToken, csrfTokenMatches, type DashboardSession, signedInSession } from "./dashboard-session";
 
 /**
  * The connect pages on Slipsnisse's own origin (README "Connections"): `/connect/<flow>` shows
@@ -145,22 +143,25 @@ function connectPage(flow: ConnectFlowView, user: UserProps, owner: "user" | "te
   );
 }
 
-/** The signed-in member with this session's CSRF token; the loopback dev user gets a session cookie. */
+/**
+ * The signed-in member with this session's CSRF token, through the same check as the admin pages
+ * (signedInSession): a signed-out, revoked or removed member's cookie opens nothing here, and the
+ * team's powers follow today's ADMIN_USERS, not the role in the cookie.
+ */
 async function signedIn(request: Request, env: Env): Promise<{ user: UserProps; session: DashboardSession; csrf: string; setCookie?: string } | undefined> {
-  let session = await readSession(request, env).catch(() => undefined);
-  if (session && (await isMemberRemoved(env, session.user.userId))) session = undefined;
-  let setCookie: string | undefined;
-  const loopback = loopbackDevUser(request, env);
-  if (!session && loopback) ({ session, setCookie } = await newSession(env, loopback));
-  if (!session) return undefined;
-  return { user: session.user, session, csrf: await csrfToken(env, session), ...(setCookie ? { setCookie } : {}) };
+  // Fails closed: a session that cannot be checked (a KV or key failure) is none.
+  const signed = await signedInSession(request, env).catch(() => undefined);
+  if (!signed) return undefined;
+  return {
+    user: signed.session.user,
+    session: signed.session,
+    csrf: await csrfToken(env, signed.session),
+    ...(signed.setCookie ? { setCookie: signed.setCookie } : {}),
+  };
 }
 
-/** The browser's dashboard session (members have one too), or the loopback dev user; removed members have none. */
 async function signedInUser(request: Request, env: Env): Promise<UserProps | undefined> {
-  const session = await readSession(request, env).catch(() => undefined);
-  if (session && !(await isMemberRemoved(env, session.user.userId))) return session.user;
-  return loopbackDevUser(request, env) ?? undefined;
+  return (await signedInSession(request, env).catch(() => undefined))?.session.user;
 }
 
 function signInFirst(url: string): Response {

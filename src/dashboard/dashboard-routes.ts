@@ -1,27 +1,12 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
-import { readAuthConfig } from "../auth/auth-config";
-import { loopbackDevUser } from "../auth/loopback-dev-user";
-import { endDashboardSession, isDashboardSessionEnded } from "../auth/dashboard-session-revocations";
-import { isMemberRemoved } from "../auth/member-removals";
+import { endDashboardSession } from "../auth/dashboard-session-revocations";
 import { closeLiveSockets } from "../experts/live/live-run-feed";
-import { currentRole } from "../auth/membership-policy";
-import type { UserProps } from "../auth/user-props";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
 import { isDashboardMisconfiguration } from "./dashboard-errors";
 import { dashboardMessage } from "./dashboard-layout";
 import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
-import {
-  clearCookie,
-  csrfToken,
-  csrfTokenMatches,
-  type DashboardSession,
-  newSession,
-  readCookie,
-  readSession,
-  SESSION_COOKIE,
-  sessionRef,
-} from "./dashboard-session";
+import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, readCookie, SESSION_COOKIE, signedInSession } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
 import { connectionPages } from "./pages/connection-pages";
 import { evalPages } from "./pages/eval-pages";
@@ -86,37 +71,12 @@ export function frameOf(c: DashboardContext): { login?: string; csrf?: string } 
   return session ? { login: session.user.login, csrf: c.get("csrf") } : {};
 }
 
-/**
- * The role was decided at sign-in; an admin taken off ADMIN_USERS since then loses the dashboard
- * at the next request rather than when the 8-hour session ends. Same names as every sign-in
- * (membership-policy.ts): never an OIDC preferred_username.
- */
-function stillAdmin(env: Env, user: UserProps, loopback: boolean): boolean {
-  if (user.role !== "admin") return false;
-  if (loopback && user.userId === "local:dev") return true;
-  try {
-    return currentRole(readAuthConfig(env), user) === "admin";
-  } catch {
-    return false;
-  }
-}
-
-/** Removed from the team, signed out, or revoked by an admin: checked on every request, the live socket's upgrade included. */
-async function sessionEnded(env: Env, session: DashboardSession): Promise<boolean> {
-  const [removed, ended] = await Promise.all([isMemberRemoved(env, session.user.userId), isDashboardSessionEnded(env, sessionRef(session))]);
-  return removed || ended;
-}
-
 function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     // A cookie was sent: if it fails (forged, expired, signed out, revoked), the answer clears it.
     const cookieSent = readCookie(c.req.raw, SESSION_COOKIE) !== undefined;
-    let session = await readSession(c.req.raw, c.env);
-    if (session && (await sessionEnded(c.env, session))) session = undefined;
-    let setCookie: string | undefined;
-    const loopback = loopbackDevUser(c.req.raw, c.env);
-    if (!session && loopback) ({ session, setCookie } = await newSession(c.env, loopback));
-    if (!session) {
+    const signedIn = await signedInSession(c.req.raw, c.env);
+    if (!signedIn) {
       // A WebSocket handshake cannot follow a redirect to the sign-in page.
       const upgrade = c.req.header("upgrade")?.toLowerCase() === "websocket";
       // Without a cookie there is nothing to clear: clearing anyway let any site's cross-site
@@ -126,11 +86,11 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
         return new Response(null, { status: 302, headers: { Location: LOGIN_PATH, "Cache-Control": "no-store", ...clear } });
       return dashboardMessage(401, "Sign in first", "This action needs a signed-in admin. Sign in and try again.", {}, clear);
     }
+    const { session, setCookie } = signedIn;
     const csrf = await csrfToken(c.env, session);
-    const role = stillAdmin(c.env, session.user, loopback !== null) ? "admin" : "member";
     // Sign-out stays open to a member, so a shared browser can switch to an admin's sign-in.
     const signOut = new URL(c.req.url).pathname === "/admin/logout";
-    if (role !== "admin" && !signOut) {
+    if (session.user.role !== "admin" && !signOut) {
       return dashboardMessage(
         403,
         "Admins only",

@@ -1,7 +1,11 @@
 import { z } from "zod";
-import { DASHBOARD_SESSION_TTL_SECONDS, type DashboardSessionRef } from "../auth/dashboard-session-revocations";
+import { readAuthConfig } from "../auth/auth-config";
+import { DASHBOARD_SESSION_TTL_SECONDS, type DashboardSessionRef, isDashboardSessionEnded } from "../auth/dashboard-session-revocations";
+import { loopbackDevUser } from "../auth/loopback-dev-user";
+import { isMemberRemoved } from "../auth/member-removals";
+import { currentRole } from "../auth/membership-policy";
 import { randomToken } from "../auth/pkce";
-import { userPropsSchema, type UserProps } from "../auth/user-props";
+import { type Role, userPropsSchema, type UserProps } from "../auth/user-props";
 import { base64Url, base64UrlDecode } from "../base64url";
 import { isLocalDevelopment, readSecret } from "../env";
 import { DashboardSessionKeyMissingError, DashboardSessionKeyWeakError } from "./dashboard-errors";
@@ -107,12 +111,55 @@ export function clearCookie(name: string): string {
   return cookieHeader(name, "", 0);
 }
 
-export async function readSession(request: Request, env: Env): Promise<DashboardSession | undefined> {
+/** The cookie as signed: says nothing of sign-out, revocation or today's role; only signedInSession reads it. */
+async function readSignedSession(request: Request, env: Env): Promise<DashboardSession | undefined> {
   const cookie = readCookie(request, SESSION_COOKIE);
   if (cookie === undefined) return undefined;
   const parsed = sessionSchema.safeParse(await verify(env, cookie));
   if (!parsed.success || parsed.data.exp * 1000 < Date.now()) return undefined;
   return parsed.data;
+}
+
+/** A live dashboard session; `setCookie` when it was just made for the loopback dev user. */
+export interface SignedIn {
+  session: DashboardSession;
+  setCookie?: string;
+}
+
+/**
+ * The one way any route reads the dashboard cookie (the admin pages, the live socket, the connect
+ * pages): a session signed out, revoked by an admin or of a removed member is none, and its role
+ * is the one ADMIN_USERS gives now, not the one signed into the cookie, so an admin taken off the
+ * list loses the team's powers at the next request rather than when the 8-hour cookie ends
+ * (issue 34). The cookie is signed, not stored, so without these checks a copy of it would keep
+ * working. Under `--no-auth` the loopback dev user gets a fresh session instead.
+ */
+export async function signedInSession(request: Request, env: Env): Promise<SignedIn | undefined> {
+  const signed = await readSignedSession(request, env);
+  const loopback = loopbackDevUser(request, env);
+  if (signed && !(await sessionEnded(env, signed))) {
+    return { session: { ...signed, user: { ...signed.user, role: roleNow(env, signed.user, loopback !== null) } } };
+  }
+  return loopback ? newSession(env, loopback) : undefined;
+}
+
+async function sessionEnded(env: Env, session: DashboardSession): Promise<boolean> {
+  const [removed, ended] = await Promise.all([isMemberRemoved(env, session.user.userId), isDashboardSessionEnded(env, sessionRef(session))]);
+  return removed || ended;
+}
+
+/**
+ * Same names as every sign-in (membership-policy.ts), never an OIDC preferred_username. A config
+ * that cannot be read gives no admin (fail closed); the loopback dev admin is one by construction.
+ */
+function roleNow(env: Env, user: UserProps, loopback: boolean): Role {
+  if (user.role !== "admin") return user.role;
+  if (loopback && user.userId === "local:dev") return "admin";
+  try {
+    return currentRole(readAuthConfig(env), user);
+  } catch {
+    return "member";
+  }
 }
 
 /** The session as the server-side revocation marks know it (src/auth/dashboard-session-revocations.ts). */

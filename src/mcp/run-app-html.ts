@@ -40,7 +40,18 @@ ${WATERFALL_STYLE}
 @media (max-width:560px){.wf .wf-row{grid-template-columns:minmax(6rem,9rem) 1fr 3.5rem}}
 `;
 
-/* The script: plain ES2020, no template literals (so nothing here is read as interpolation). */
+/**
+ * What `fill` and `stroke` may hold in the run view: a colour (a name, `none`, `currentColor`,
+ * #hex, rgb()/hsl() forms), never a paint server reference. `url(http://…)` made Chromium fetch
+ * that URL from the app's frame (issue 35); no parenthesis or colon can pass inside rgb()/hsl().
+ */
+export const SVG_COLOUR = /^(?:[a-z]{1,30}|#[0-9a-f]{3,8}|(?:rgba?|hsla?)\([0-9a-z.,%\s/+-]{0,80}\))$/i;
+
+export function isSvgColour(value: string): boolean {
+  return SVG_COLOUR.test(value.trim());
+}
+
+/* The script: plain ES2020, no template literals (so nothing here is read as interpolation); SVG_COLOUR is put in at __SVG_COLOUR__. */
 const SCRIPT = String.raw`
 (function () {
   "use strict";
@@ -84,6 +95,11 @@ const SCRIPT = String.raw`
   /* Only what the waterfall draws survives: these elements, these attributes, no URL of any kind. */
   var KEEP = new Set(["SECTION", "P", "SPAN", "OL", "UL", "LI", "DETAILS", "SUMMARY", "DIV", "PRE", "CODE", "H2", "H4", "STRONG", "svg", "rect"]);
   var ATTRS = new Set(["class", "open", "role", "aria-label", "aria-hidden", "width", "height", "x", "y", "rx", "fill", "data-start-ms"]);
+  var PAINT = new Set(["fill", "stroke"]);
+  var COLOUR = __SVG_COLOUR__;
+  function keeps(node, name) {
+    return ATTRS.has(name) && (!PAINT.has(name) || COLOUR.test(String(node.getAttribute(name)).trim()));
+  }
   function inert(markup) {
     var doc = new DOMParser().parseFromString("<body>" + markup, "text/html");
     var all = Array.prototype.slice.call(doc.body.querySelectorAll("*"));
@@ -94,7 +110,7 @@ const SCRIPT = String.raw`
         continue;
       }
       var names = node.getAttributeNames();
-      for (var j = 0; j < names.length; j++) if (!ATTRS.has(names[j])) node.removeAttribute(names[j]);
+      for (var j = 0; j < names.length; j++) if (!keeps(node, names[j])) node.removeAttribute(names[j]);
     }
     var fragment = document.createDocumentFragment();
     while (doc.body.firstChild) fragment.appendChild(document.adoptNode(doc.body.firstChild));
@@ -257,7 +273,7 @@ const SCRIPT = String.raw`
     setStatus("The host did not start the app: " + (error && error.message ? error.message : "no answer"));
   });
 })();
-`;
+`.replace("__SVG_COLOUR__", String(SVG_COLOUR));
 
 /** Checked once at load, like the dashboard's raw element text: nothing may close the element early. */
 for (const [element, text] of [

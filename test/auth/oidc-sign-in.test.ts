@@ -62,6 +62,35 @@ describe("sign-in through an OpenID Connect provider", () => {
     expect(await unverified.callback.text()).toContain("not a member");
   });
 
+  // Issue 35: a non-boolean email_verified threw a validation error, and /auth/callback answered 500 to everyone of that provider.
+  it("takes anything but boolean true in email_verified as unverified, and answers it with a refusal page, never a 500", async () => {
+    for (const [index, claim] of ["TRUE", 1, "true", "yes", null, { value: true }, [true]].entries()) {
+      const { callback } = await signInWithOidc({ sub: `ev${index}`, email: "olga@example.com", email_verified: claim });
+      const page = await callback.text();
+      expect(callback.status, JSON.stringify(claim)).toBe(403);
+      expect(callback.headers.get("Location")).toBeNull();
+      expect(page).toContain("not a member");
+      expect(page).not.toContain("olga@example.com");
+    }
+  });
+
+  it("a claim of the wrong type never makes a 500: names fall back, a bad nonce is a refused sign-in", async () => {
+    const odd = await signInWithOidc({ sub: "odd1", preferred_username: 42, email: "pat@example.com", email_verified: true, groups: ["sales"] });
+    expect(odd.callback.status).toBe(302);
+    const tokens = await exchangeCallbackCode(worker, odd.discovery, odd.clientId, claudeCallback, odd.callback, odd.verifier);
+    const api = await worker.fetch(`${origin}/mcp`, { method: "POST", body: "{}", headers: { Authorization: `Bearer ${tokens.access_token}` } });
+    expect(((await api.json()) as EchoSeen).props).toMatchObject({ login: "pat@example.com", email: "pat@example.com" });
+
+    const typedEmail = await signInWithOidc({ sub: "odd2", email: ["quinn@example.com"], email_verified: true, groups: ["engineering"], name: { first: "q" } });
+    expect(typedEmail.callback.status).toBe(302);
+    for (const nonce of [5, null, ["n"]]) {
+      const { callback } = await signInWithOidc({ sub: "odd3", email: "rob@example.com", email_verified: true, nonce });
+      expect(callback.status, JSON.stringify(nonce)).toBe(502);
+      expect(callback.headers.get("Location")).toBeNull();
+      await expect(callback.text()).resolves.toContain("nonce does not match");
+    }
+  });
+
   it("shows a non-member a 403 page and no code", async () => {
     const { callback } = await signInWithOidc({ sub: "m1", email: "mallory@evil.example", email_verified: true, groups: ["sales"] });
     expect(callback.status).toBe(403);

@@ -40,7 +40,8 @@ export function cloudflareAccessIdentityProvider(idp: AccessConfig, upstreamFetc
         audience: idp.ACCESS_AUD,
         upstreamFetch,
       });
-      const { email } = accessClaimsSchema.parse(claims);
+      // An email of another type counts as none (the login falls back to the subject), never a 500.
+      const email = accessClaimsSchema.safeParse(claims).data?.email;
       return { provider: "cloudflare-access", subject: claims.sub, login: email ?? claims.sub, email };
     },
   };

@@ -32,9 +32,10 @@ export function githubApi(apiUrl: string, upstreamFetch: UpstreamFetch): GithubA
     async user(token) {
       const response = await get("/user", token);
       if (!response.ok) throw new UpstreamSignInError(provider, "reading your profile", `HTTP ${response.status}`);
-      const user = userSchema.parse(await response.json());
+      const user = userSchema.safeParse(await response.json().catch(() => undefined)).data;
+      if (user === undefined) throw new UpstreamSignInError(provider, "reading your profile", "the answer has no numeric id and login");
       const emails = await get("/user/emails", token);
-      const list = emails.ok ? emailsSchema.safeParse(await emails.json()) : undefined;
+      const list = emails.ok ? emailsSchema.safeParse(await emails.json().catch(() => undefined)) : undefined;
       const primary = list?.success ? list.data.find((entry) => entry.primary && entry.verified) : undefined;
       return { ...user, email: primary?.email };
     },

@@ -9,14 +9,8 @@ import { discoverOidc } from "./oidc-discovery";
 type OidcConfig = Extract<AuthConfig["idp"], { IDP: "oidc" }>;
 
 const tokenResponseSchema = z.object({ id_token: z.string() });
-const identityClaimsSchema = z
-  .object({
-    nonce: z.string().optional(),
-    email: z.string().optional(),
-    email_verified: z.union([z.boolean(), z.literal("true"), z.literal("false")]).optional(),
-    preferred_username: z.string().optional(),
-  })
-  .loose();
+/** A claim that should be a string; anything else an IdP sends counts as absent, never as an error. */
+const text = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined);
 
 /**
  * Any OpenID Connect provider (Google Workspace, Okta, Auth0, Keycloak, …): discovery, the
@@ -53,14 +47,14 @@ export function oidcIdentityProvider(idp: OidcConfig, upstreamFetch: UpstreamFet
         audience: idp.OIDC_CLIENT_ID,
         upstreamFetch,
       });
-      const extra = identityClaimsSchema.parse(claims);
-      if (extra.nonce !== data.nonce) throw new UpstreamSignInError(provider, "verifying the ID token", "the nonce does not match this sign-in");
-      const verified = extra.email_verified === true || extra.email_verified === "true";
-      const email = verified ? extra.email : undefined;
+      if (claims.nonce !== data.nonce) throw new UpstreamSignInError(provider, "verifying the ID token", "the nonce does not match this sign-in");
+      // OIDC Core §5.1 makes email_verified a boolean: "TRUE", 1 or "true" vouch for nothing,
+      // and a claim of the wrong type is the provider's quirk, not a reason to fail the sign-in.
+      const email = claims.email_verified === true ? text(claims.email) : undefined;
       return {
         provider: "oidc",
         subject: claims.sub,
-        login: extra.preferred_username ?? email ?? claims.sub,
+        login: text(claims.preferred_username) ?? email ?? claims.sub,
         email,
         groups: readGroups(claims[idp.OIDC_GROUPS_CLAIM]),
       };

@@ -72,8 +72,9 @@ async function verifyWithKeys(
   );
   if (candidates.length === 0) return "no-key";
   for (const jwk of candidates) {
-    const key = await crypto.subtle.importKey("jwk", jwk, algorithms[alg].import, false, ["verify"]);
-    if (await crypto.subtle.verify(algorithms[alg].verify, key, signature, signed)) return "valid";
+    // A malformed key in the provider's JWKS verifies nothing; it must not fail the sign-in with a 500.
+    const key = await crypto.subtle.importKey("jwk", jwk, algorithms[alg].import, false, ["verify"]).catch(() => undefined);
+    if (key && (await crypto.subtle.verify(algorithms[alg].verify, key, signature, signed).catch(() => false))) return "valid";
   }
   return "invalid";
 }

@@ -4,10 +4,13 @@ import { type TestSigningKey, testSigningKey } from "./test-signing-key";
 
 export interface FakeOidcUser {
   sub: string;
-  email?: string;
-  email_verified?: boolean;
-  preferred_username?: string;
+  email?: unknown;
+  /** A boolean from a well-behaved provider; tests also send what others do ("TRUE", 1). */
+  email_verified?: unknown;
+  preferred_username?: unknown;
   groups?: string[];
+  /** Any other claim, malformed ones included (they override the issuer's own, nonce too). */
+  [claim: string]: unknown;
 }
 
 interface PendingCode {

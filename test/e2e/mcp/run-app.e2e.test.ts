@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { EXTENSION_ID, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
@@ -334,5 +336,53 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
     expect(await pwned(frame)).toBeNull();
     expect(requests).toEqual([]);
     await page.close();
+  }, 60_000);
+
+  // Issue 35: `fill` was kept with any value, and a paint server URL made Chromium fetch it from the app's frame.
+  it("keeps only colours in fill and stroke: a paint server URL in a trace fetches nothing, even where the host's CSP would let it", async () => {
+    const hits: string[] = [];
+    const listener = createServer((request, response) => {
+      hits.push(String(request.url));
+      response.writeHead(200, { "content-type": "image/svg+xml" }).end('<svg xmlns="http://www.w3.org/2000/svg"><linearGradient id="p"/></svg>');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    const page = await context.newPage();
+    try {
+      const runId = crypto.randomUUID();
+      const paints = [`url(${origin}/fill#p)`, ` URL(${origin}/upper#p)`, `red url(${origin}/after-colour#p)`, `rgb(url(${origin}/nested#p))`];
+      const raw = `${paints.map((paint, index) => `<svg><rect class="wf-bar hostile-${index}" width="10" height="10" fill="${paint}" stroke="url(${origin}/stroke-${index}#p)"></rect></svg>`).join("")}<svg><rect class="wf-bar kept" width="10" height="10" fill="#0b5cad"></rect></svg><p>after</p>`;
+      await installHost(page, {
+        callTool: async () => ({ content: [] }),
+        readResource: async () => ({
+          contents: [
+            { uri: `slipsnisse://runs/${runId}`, mimeType: "text/html", text: raw },
+            { uri: `slipsnisse://runs/${runId}`, mimeType: "application/json", text: JSON.stringify({ run: { id: runId, expert: "tracer", outcome: "ok" } }) },
+          ],
+        }),
+      });
+      const pageRequests: string[] = [];
+      page.on("request", (request) => pageRequests.push(request.url()));
+      // A host whose CSP admits the listener: the filter alone must keep the URL out.
+      const hosted = await embedApp(page, {
+        html,
+        csp: { resourceDomains: [origin], connectDomains: [] },
+        toolName: "tracer",
+        args: {},
+        result: { content: [], _meta: { "slipsnisse.dev/run": runId } },
+        theme: "light",
+      });
+      const frame = await hosted.frame();
+      await frame.getByText("after").waitFor();
+      // Two rendered frames: style and paint of the rects have happened, so any paint fetch has been issued.
+      await frame.evaluate("new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))");
+      const fills = await frame.locator("#trace rect").evaluateAll((rects) => rects.map((rect) => [rect.getAttribute("fill"), rect.getAttribute("stroke")]));
+      expect(pageRequests.filter((url) => url.startsWith(origin))).toEqual([]);
+      expect(hits).toEqual([]);
+      expect(fills).toEqual([...paints.map(() => [null, null]), ["#0b5cad", null]]);
+    } finally {
+      await page.close();
+      await new Promise((resolve) => listener.close(resolve));
+    }
   }, 60_000);
 });
