@@ -33,8 +33,8 @@ export async function saveSkillConfig(env: CatalogBindings, skill: string, confi
   return { skill, version, changed: true };
 }
 
-export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string): Promise<number> {
-  const restored = await restoreVersion(env.DB, skill, version, author);
+export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string, note?: string): Promise<number> {
+  const restored = await restoreVersion(env.DB, skill, version, author, note);
   await republish(env, skill);
   announceSkillChanged(skill);
   return restored;
