@@ -52,7 +52,10 @@ export async function restoreSkill(c: AdminContext, skill: string, version: numb
   return restoreSkillVersion(c.env, skill, version, meta.author, withNote(meta, overridden).note);
 }
 
-/** The whole catalog: every skill in it gated (a skill left out stops being served, which is not gated). */
+/**
+ * The whole catalog: every skill in it gated. A skill left out stops being served (not gated: it
+ * no longer does anything), unless `?prune=false` keeps it (what `push` without --prune sends).
+ */
 export async function replaceWholeCatalog(c: AdminContext, body: unknown): Promise<Extract<ReplaceCatalogResult, { ok: true }>> {
   const parsed = parseCatalog(body);
   if (!parsed.ok) throw new InvalidBodyError(parsed.problems);
@@ -60,7 +63,8 @@ export async function replaceWholeCatalog(c: AdminContext, body: unknown): Promi
   for (const [skill, config] of Object.entries(parsed.catalog.skills)) {
     meta = withNote(meta, await gateWrite(c, skill, config, await getSkill(c.env.DB, skill)));
   }
-  const result = await replaceCatalog(c.env, body, meta.author, meta.note);
+  const prune = c.req.query("prune");
+  const result = await replaceCatalog(c.env, body, meta.author, meta.note, prune !== "false" && prune !== "0");
   if (!result.ok) throw new InvalidBodyError(result.problems);
   return result;
 }
