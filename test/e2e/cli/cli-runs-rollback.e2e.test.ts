@@ -7,7 +7,7 @@ import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-o
 import { connectMcpClient } from "../harness/mcp-clients";
 import { pushSharedSkill, sharedWranglerDev } from "../harness/shared-wrangler-dev";
 import { waitFor } from "../../support/wait-for";
-import { runCliProcess } from "./cli-process";
+import { runCliOnTerminal, runCliProcess } from "./cli-process";
 
 const SKILL = "cli-runs-rollback";
 
@@ -100,6 +100,17 @@ describe("slipsnisse runs and rollback against wrangler dev", () => {
         "",
       ].join("\n"),
     );
+    expect((await versions()).version).toBe(live);
+
+    // On a terminal the same preview comes first, and "n" restores nothing.
+    const declined = await runCliOnTerminal(["rollback", String(older), "--skill", SKILL], {
+      cwd: dir,
+      env: { SLIPSNISSE_URL: stack.dev.baseUrl },
+      answer: "n\n",
+    });
+    expect(declined).toMatchObject({ code: 1, asked: true });
+    expect(declined.output).toContain(`        ~ description: "Second wording." → "First wording."\nRestore version ${older} of ${SKILL}? [y/N]`);
+    expect(declined.output).toContain("Nothing was restored.");
     expect((await versions()).version).toBe(live);
 
     const same = await cli("rollback", String(live), "--skill", SKILL, "--dry-run");
