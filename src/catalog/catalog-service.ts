@@ -33,8 +33,8 @@ export async function saveSkillConfig(env: CatalogBindings, skill: string, confi
   return { skill, version, changed: true };
 }
 
-export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string): Promise<number> {
-  const restored = await restoreVersion(env.DB, skill, version, author);
+export async function restoreSkillVersion(env: CatalogBindings, skill: string, version: number, author: string, note?: string): Promise<number> {
+  const restored = await restoreVersion(env.DB, skill, version, author, note);
   await republish(env, skill);
   announceSkillChanged(skill);
   return restored;
@@ -50,16 +50,17 @@ export async function removeSkill(env: CatalogBindings, skill: string): Promise<
 /**
  * Validates a whole catalog (or seed config) and makes it the tenant's catalog in one D1
  * transaction: every changed skill gets a new version, skills not in it stop being served (their
- * history stays and can be restored). Nothing is written when any problem is found.
+ * history stays and can be restored), unless `prune` is false (then they are kept as they are).
+ * Nothing is written when any problem is found.
  */
-export async function replaceCatalog(env: CatalogBindings, input: unknown, author: string, note?: string): Promise<ReplaceCatalogResult> {
+export async function replaceCatalog(env: CatalogBindings, input: unknown, author: string, note?: string, prune = true): Promise<ReplaceCatalogResult> {
   const parsed = parseCatalog(input);
   if (!parsed.ok) return parsed;
   const meta: ChangeMeta = note === undefined ? { author } : { author, note };
   const skills = Object.entries(parsed.catalog.skills);
   const live = await Promise.all(skills.map(([skill]) => getSkill(env.DB, skill)));
   const toSave = skills.filter(([, config], index) => !sameConfig(live[index]?.config, config)).map(([skill, config]) => ({ skill, config }));
-  const removed = (await listSkills(env.DB)).map(({ name }) => name).filter((name) => !(name in parsed.catalog.skills));
+  const removed = prune ? (await listSkills(env.DB)).map(({ name }) => name).filter((name) => !(name in parsed.catalog.skills)) : [];
 
   const savedVersions = await saveSkills(env.DB, toSave, meta, removed);
   const saved = new Map(toSave.map(({ skill }, index) => [skill, savedVersions[index]]));

@@ -125,11 +125,11 @@ export async function getVersion(db: D1Database, skill: string, version: number)
   return { name: skill, version, config, author: row.author, note: row.note, createdAt: row.createdAt };
 }
 
-/** Restoring never rewrites history: the old content becomes a new version. */
-export async function restoreVersion(db: D1Database, skill: string, version: number, author: string): Promise<number> {
+/** Restoring never rewrites history: the old content becomes a new version; `note` is added to its own. */
+export async function restoreVersion(db: D1Database, skill: string, version: number, author: string, note?: string): Promise<number> {
   const old = await getVersion(db, skill, version);
   if (!old) throw new SkillVersionNotFoundError(skill, version);
-  return saveSkill(db, skill, old.config, { author, note: `restored from version ${version}` });
+  return saveSkill(db, skill, old.config, { author, note: `restored from version ${version}${note ? `; ${note}` : ""}` });
 }
 
 /** Stops serving the skill; its versions stay for audit and restoreVersion. True if it existed. */

@@ -21,7 +21,7 @@ export function diffCatalogs(live, local) {
     const before = live.skills[skill];
     const after = local.skills[skill];
     if (!before && after) lines.push(`+ skill ${skill} (new: ${summary(after)})`);
-    else if (before && !after) lines.push(`- skill ${skill} (would stop being served; its history stays)`);
+    else if (before && !after) lines.push(`- skill ${skill} (not in the file: push --prune stops serving it; its history stays)`);
     else if (before && after) {
       const inner = diffSkill(before, after);
       if (inner.length > 0) lines.push(`~ skill ${skill}`, ...inner.map((line) => `    ${line}`));

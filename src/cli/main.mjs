@@ -47,6 +47,10 @@ const OPTIONS = /** @type {const} */ ({
   "max-cost": { type: "string" },
   concurrency: { type: "string" },
   "require-evals": { type: "boolean" },
+  // push and rollback
+  prune: { type: "boolean" },
+  yes: { type: "boolean" },
+  "override-eval-gate": { type: "string" },
   help: { type: "boolean", short: "h" },
 });
 

@@ -1,41 +1,58 @@
-import type { SkillConfig } from "../../catalog/catalog-schema";
+import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import type { CatalogProblem } from "../../catalog/catalog-problems";
 import type { StoredSkill } from "../../catalog/catalog-store";
-import type { AdminContext } from "../admin-context";
 import { EvalGateFailedError } from "./eval-errors";
 import { runExpertEvals } from "./eval-runner";
 
-/**
- * A write is gated on evals when the request asks (`?require_evals=1`, what `push
- * --require-evals` sends) or, per expert, when the catalog sets `eval_settings.gate`.
- */
-export function evalsRequested(c: AdminContext): boolean {
-  const value = c.req.query("require_evals");
-  return value !== undefined && value !== "0" && value !== "false";
+/** The experts of a candidate whose evals a write must pass, with the evals to run on each. */
+export interface GatedExpert {
+  /** The expert as the candidate has it (its name, model and prompt are what runs). */
+  expert: ExpertConfig;
+  /** Its index in the candidate, for the problem's JSON path. */
+  index: number;
 }
 
 /**
- * Runs the evals of the candidate's changed experts (their own model) on the candidate itself,
- * before it is saved, and refuses the write naming each failing eval by its JSON path. An expert
- * counts as changed when its entry changed or the skill's servers, tool policy or pricing did
- * (each changes what its runs do or cost). Nothing is saved when one fails.
+ * Which experts of the candidate a write is gated on. An expert is gated when the request asks
+ * (`?require_evals=1`), or when the candidate *or the stored* expert sets `eval_settings.gate`:
+ * the stored gate decides on every change, including the one that turns it off, so one write
+ * cannot switch the gate off and change the prompt unchecked. It counts only when it changed: its
+ * entry did, or the skill's servers, tool policy or pricing did (each changes what its runs do or
+ * cost). Under a stored gate the candidate's evals run, or the stored ones when the candidate
+ * drops them all. `renamedFrom` maps a new expert name to the stored one it renames (the
+ * per-expert PUT knows it; a whole document does not, so there a rename is a new expert).
  */
-export async function gateOnEvals(
-  env: Env,
-  origin: string,
-  skill: string,
+export function gatedExperts(
   candidate: SkillConfig,
   live: StoredSkill | null,
   requested: boolean,
-): Promise<void> {
+  renamedFrom: ReadonlyMap<string, string> = new Map(),
+): GatedExpert[] {
   const shared = (config: SkillConfig | undefined) => JSON.stringify([config?.servers, config?.tool_policy, config?.pricing]);
   const sharedChanged = shared(candidate) !== shared(live?.config);
-  const problems: CatalogProblem[] = [];
+  const gated: GatedExpert[] = [];
   for (const [index, expert] of candidate.experts.entries()) {
-    if (!expert.evals || expert.evals.length === 0) continue;
-    if (!requested && expert.eval_settings?.gate !== true) continue;
-    const before = live?.config.experts.find((other) => other.name === expert.name);
-    if (!sharedChanged && before !== undefined && JSON.stringify(before) === JSON.stringify(expert)) continue;
+    const storedName = renamedFrom.get(expert.name) ?? expert.name;
+    const before = live?.config.experts.find((other) => other.name === storedName);
+    const storedGate = before?.eval_settings?.gate === true;
+    if (!requested && !storedGate && expert.eval_settings?.gate !== true) continue;
+    if (!sharedChanged && before !== undefined && storedName === expert.name && JSON.stringify(before) === JSON.stringify(expert)) continue;
+    const evals = expert.evals?.length ? expert.evals : storedGate ? before?.evals : undefined;
+    if (!evals || evals.length === 0) continue;
+    gated.push({ expert: { ...expert, evals }, index });
+  }
+  return gated;
+}
+
+/**
+ * Runs the evals of the gated experts (their own model) on the candidate itself, before it is
+ * saved, and refuses the write naming each failing eval by its JSON path. Nothing is saved when
+ * one fails.
+ */
+export async function runGate(env: Env, origin: string, skill: string, candidate: SkillConfig, live: StoredSkill | null, gated: readonly GatedExpert[]) {
+  const problems: CatalogProblem[] = [];
+  for (const { expert, index } of gated) {
+    const evals = expert.evals ?? [];
     const report = await runExpertEvals(env, { skill, version: (live?.version ?? 0) + 1, config: candidate, expert, origin, candidate: true }, {});
     if (report.stopped) {
       problems.push({
@@ -46,7 +63,7 @@ export async function gateOnEvals(
     }
     for (const result of report.models.flatMap((model) => model.results)) {
       if (result.passed) continue;
-      const evalIndex = expert.evals.findIndex((evalCase) => evalCase.name === result.eval);
+      const evalIndex = evals.findIndex((evalCase) => evalCase.name === result.eval);
       problems.push({
         path: `$.skills.${skill}.experts[${index}].evals[${evalIndex}]`,
         message: `eval \`${result.eval}\` of expert \`${expert.name}\` fails: ${result.failures.map((failure) => failure.reason).join("; ")}${result.trace ? ` (trace ${result.trace.page})` : ""}`,
@@ -57,7 +74,14 @@ export async function gateOnEvals(
   if (problems.length > 0) throw new EvalGateFailedError(skill, problems);
 }
 
-/** gateOnEvals for an admin API write: the request's origin for trace links, its `?require_evals`. */
-export function gateWrite(c: AdminContext, skill: string, candidate: SkillConfig, live: StoredSkill | null): Promise<void> {
-  return gateOnEvals(c.env, new URL(c.req.url).origin, skill, candidate, live, evalsRequested(c));
+/** gatedExperts then runGate: what the dashboard's restore uses (it has no request flag). */
+export async function gateOnEvals(
+  env: Env,
+  origin: string,
+  skill: string,
+  candidate: SkillConfig,
+  live: StoredSkill | null,
+  requested: boolean,
+): Promise<void> {
+  await runGate(env, origin, skill, candidate, live, gatedExperts(candidate, live, requested));
 }

@@ -1,11 +1,10 @@
 import { Hono } from "hono";
-import { replaceCatalog } from "../../catalog/catalog-service";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import type { SkillConfig } from "../../catalog/catalog-schema";
 import { parseCatalog } from "../../catalog/parse-catalog";
-import { changeMeta, readJsonBody, type AdminEnv } from "../admin-context";
+import { readJsonBody, type AdminEnv } from "../admin-context";
 import { InvalidBodyError } from "../admin-errors";
-import { gateWrite } from "../evals/eval-gate";
+import { replaceWholeCatalog } from "../skill-writes";
 
 /** The whole catalog: read it, replace it, or check a document without saving it. */
 export function catalogRoutes(): Hono<AdminEnv> {
@@ -21,14 +20,7 @@ export function catalogRoutes(): Hono<AdminEnv> {
   });
 
   routes.put("/catalog", async (c) => {
-    const body = await readJsonBody(c);
-    const { author, note } = changeMeta(c);
-    const parsed = parseCatalog(body);
-    if (parsed.ok) {
-      for (const [skill, config] of Object.entries(parsed.catalog.skills)) await gateWrite(c, skill, config, await getSkill(c.env.DB, skill));
-    }
-    const result = await replaceCatalog(c.env, body, author, note);
-    if (!result.ok) throw new InvalidBodyError(result.problems);
+    const result = await replaceWholeCatalog(c, await readJsonBody(c));
     return c.json({ skills: result.versions, removed: result.removed });
   });
 

@@ -38,7 +38,8 @@ export function expertRoutes(): Hono<AdminEnv> {
     }
     const experts: unknown[] = live.config.experts.map((expert, i) => (i === index ? body : expert));
     const config = validateSkillDocument(skill, { ...live.config, experts }, ["experts", index]);
-    return c.json({ ...(await saveSkill(c, skill, config, live)), expert: body.name });
+    const renamedFrom = new Map([[String(body.name), current]]);
+    return c.json({ ...(await saveSkill(c, skill, config, live, renamedFrom)), expert: body.name });
   });
 
   routes.delete("/skills/:skill/experts/:name", async (c) => {

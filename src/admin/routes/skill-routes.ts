@@ -3,7 +3,6 @@ import { removeSkill } from "../../catalog/catalog-service";
 import { getSkill } from "../../catalog/catalog-store";
 import { readJsonBody, skillParam, type AdminEnv } from "../admin-context";
 import { SkillNotFoundError } from "../admin-errors";
-import { gateWrite } from "../evals/eval-gate";
 import { validateSkillDocument } from "../skill-document";
 import { liveSkill, saveSkill } from "../skill-writes";
 
@@ -20,7 +19,6 @@ export function skillRoutes(): Hono<AdminEnv> {
     const skill = skillParam(c);
     const config = validateSkillDocument(skill, await readJsonBody(c), []);
     const live = await getSkill(c.env.DB, skill);
-    await gateWrite(c, skill, config, live);
     const change = await saveSkill(c, skill, config, live);
     return c.json(change, live ? 200 : 201);
   });

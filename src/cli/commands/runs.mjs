@@ -31,8 +31,10 @@ export async function runs(args, flags, io) {
   if (list.length === 0) io.stdout.write("No runs match.\n");
   for (const run of list) {
     const user = run.user?.login ? `${run.user.login} (${run.user.id})` : run.user?.id;
+    // The dashboard's mark for calls the model made to tools this expert does not have (run-pages.ts runOutcome).
+    const refused = run.refusedCalls > 0 ? ` ⚠ ${run.refusedCalls} refused` : "";
     io.stdout.write(
-      `${new Date(run.startedAt).toISOString()}  ${String(run.outcome).padEnd(16)} ${run.skill}/${run.expert}  ${user}  ${run.elapsedMs} ms  ` +
+      `${new Date(run.startedAt).toISOString()}  ${`${run.outcome}${refused}`.padEnd(16)} ${run.skill}/${run.expert}  ${user}  ${run.elapsedMs} ms  ` +
         `tokens ${run.inputTokens}/${run.outputTokens}  tools ${run.toolCalls}${run.cost === null ? "" : `  cost ${run.cost}`}  ${run.id}\n`,
     );
   }
@@ -53,7 +55,8 @@ function formatTrace(trace) {
     const model = step.model
       ? `${step.model.provider}/${step.model.model} ${step.model.latencyMs} ms${step.model.retries ? `, ${step.model.retries} retries` : ""}`
       : "";
-    lines.push(`step ${step.index}  ${step.finishReason}  tokens ${step.inputTokens}/${step.outputTokens}  ${model}`);
+    // Numbered from 1, as the dashboard's trace numbers them (the API's index starts at 0).
+    lines.push(`step ${step.index + 1}  ${step.finishReason}  tokens ${step.inputTokens}/${step.outputTokens}  ${model}`);
     for (const call of /** @type {Array<Record<string, any>>} */ (step.toolCalls ?? [])) {
       lines.push(`  ${call.status.padEnd(9)} ${call.name} ${call.args ?? ""}  ${call.elapsedMs} ms  ${call.bytes} bytes${call.error ? `  ${call.error}` : ""}`);
       if (call.result) lines.push(`    → ${String(call.result).split("\n")[0]}`);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, runWrangler } from "../harness/wrangler-command";
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
-import { cliNode, runCliProcess } from "./cli-process";
+import { cliNode, runCliOnTerminal, runCliProcess } from "./cli-process";
 
 const expert = (name: string, description: string) => ({
   name,
@@ -29,6 +29,8 @@ describe("slipsnisse CLI against wrangler dev", () => {
   let dev: WranglerDev;
   let dir: string;
   const cli = (...args: string[]) => runCliProcess(args, { cwd: dir, env: { SLIPSNISSE_URL: dev.baseUrl } });
+  const liveSkills = async () =>
+    ((await (await fetch(`${dev.baseUrl}/admin/api/skills`)).json()) as { skills: Array<{ name: string }> }).skills.map(({ name }) => name);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "slipsnisse-cli-e2e-"));
@@ -80,14 +82,32 @@ describe("slipsnisse CLI against wrangler dev", () => {
         "    ~ expert ask",
         '        ~ description: "Answers questions." → "Answers questions briefly."',
         "    + expert summarize",
-        "- skill devops (would stop being served; its history stays)",
+        "- skill devops (not in the file: push --prune stops serving it; its history stays)",
         "",
       ].join("\n"),
     );
 
+    // A skill the file lacks is kept, and the output says so and how to remove it.
     const pushed = await cli("push", "edited.json");
-    expect(pushed.stdout).toContain("skill default: saved as version 2");
-    expect(pushed.stdout).toContain("skill devops: removed");
+    expect(pushed).toMatchObject({ code: 0 });
+    expect(pushed.stdout).toBe("skill default: saved as version 2\nskill devops: kept (not in edited.json); to stop serving it, push again with --prune\n");
+    expect(await liveSkills()).toEqual(["default", "devops"]);
+
+    // On a terminal, --prune lists what it would remove and asks first; "n" pushes nothing.
+    const declined = await runCliOnTerminal(["push", "edited.json", "--prune"], { cwd: dir, env: { SLIPSNISSE_URL: dev.baseUrl }, answer: "n\n" });
+    expect(declined).toMatchObject({ code: 1, asked: true });
+    expect(declined.output).toContain("1 live skill(s) not in edited.json will stop being served (their history stays): devops\nRemove devops? [y/N]");
+    expect(declined.output).toContain("Nothing was pushed.");
+    expect(await liveSkills()).toEqual(["default", "devops"]);
+
+    // Without a terminal, --prune is the consent: the list comes before the removal.
+    const pruned = await cli("push", "edited.json", "--prune");
+    expect(pruned).toMatchObject({ code: 0 });
+    expect(pruned.stdout.split("\n").slice(0, 3)).toEqual([
+      "1 live skill(s) not in edited.json will stop being served (their history stays): devops",
+      "skill default: unchanged (version 2)",
+      expect.stringMatching(/^skill devops: removed \(not in edited.json\)/),
+    ]);
 
     const versions = await cli("versions", "--skill", "default");
     expect(versions.stdout).toMatch(/\* v2 +\S+ +dev\n +v1 +\S+ +dev +first push\n/);
