@@ -24,6 +24,18 @@ describe("skills page", () => {
     expect(section).toMatch(/<td>dev-bob<\/td><td><span>1 of 5<\/span><\/td>/);
   });
 
+  it("says no limits are set, and how to set one, instead of a table of headers", async () => {
+    // `per_user: {}` names the section but sets no limit; the table had headers and no row.
+    const skill = uniqueSkill("unlimited");
+    await saveSkill(env.DB, skill, skillSchema.parse({ limits: { per_user: {} } }), { author: "seed" });
+    const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    const section = page.slice(page.indexOf(`id="skill-${skill}"`), page.indexOf("</section>", page.indexOf(`id="skill-${skill}"`)));
+    expect(section).toContain("<strong>No limits set</strong>");
+    expect(section).toContain(`<code>skills.${skill}.limits</code>`);
+    expect(section).not.toContain("Usage against limits today");
+    expect(section).not.toContain('<th scope="col">In flight</th>');
+  });
+
   it("shows which calls need approval beside allowed and blocked, and never breaks a long name inside it", async () => {
     const skill = uniqueSkill("approvals");
     const expert = "summarise_every_quarterly_compliance_report_for_the_board";
