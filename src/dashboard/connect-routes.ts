@@ -172,6 +172,7 @@ function signInFirst(url: string): Response {
   });
 }
 
-function frame(user: UserProps): { login: string; nav: false } {
-  return { login: user.login, nav: false };
+/** Member-facing pages: the header names Slipsnisse, not its admin dashboard. */
+function frame(user: UserProps): { login: string; nav: false; audience: "member" } {
+  return { login: user.login, nav: false, audience: "member" };
 }

@@ -19,6 +19,8 @@ export interface PageFrame {
   current?: NavEntry;
   /** False on refusals: the pages would only refuse again. */
   nav?: boolean;
+  /** Who the page is for: the connect pages serve every member, not only admins. */
+  audience?: "admin" | "member";
 }
 
 const NAV = [
@@ -28,6 +30,7 @@ const NAV = [
   ["skills", "/admin/skills", "Skills and experts"],
   ["servers", "/admin/servers", "Servers"],
   ["catalog", "/admin/catalog", "Catalog"],
+  ["evals", "/admin/evals", "Evals"],
   ["members", "/admin/members", "Members"],
   ["connections", "/admin/connections", "Connections"],
 ] as const;
@@ -99,10 +102,11 @@ export async function renderDashboardPage(
   script?: RawElementText<"script">,
 ): Promise<Response> {
   const nonce = randomToken();
+  const brand = frame.audience === "member" ? "Slipsnisse" : "Slipsnisse admin";
   const page = await html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${frame.title} · Slipsnisse admin</title><style nonce="${nonce}">${STYLE}</style></head>
-<body><header><a class="brand" href="/admin">Slipsnisse admin</a>
+<title>${frame.title} · ${brand}</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><header><a class="brand" href="${frame.audience === "member" ? "/connect" : "/admin"}">${brand}</a>
 ${
   frame.login === undefined
     ? ""

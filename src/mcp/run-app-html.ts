@@ -18,13 +18,38 @@ import { UnsafeRunViewTextError } from "./mcp-errors";
  * No run data is written into this file: it is the same for every run and user.
  */
 
+/**
+ * The page's colours: the host's MCP Apps style variables (`hostContext.styles.variables`, which
+ * the script sets on the root as ext-apps' applyHostStyleVariables does), ours only where the
+ * host gives none. Each of our names, the host variable it follows, and our light and dark value.
+ */
+const PALETTE: ReadonlyArray<readonly [name: string, host: string, light: string, dark: string]> = [
+  ["fg", "--color-text-primary", "#1b1f24", "#e6edf3"],
+  ["muted", "--color-text-secondary", "#57606a", "#9198a1"],
+  ["line", "--color-border-primary", "#d0d7de", "#3d444d"],
+  ["bg", "--color-background-primary", "#fff", "#0d1117"],
+  ["soft", "--color-background-secondary", "#f6f8fa", "#161b22"],
+  ["accent", "--color-text-info", "#0b5cad", "#4493f8"],
+  ["bad", "--color-text-danger", "#b42318", "#f85149"],
+  ["ok", "--color-text-success", "#1a7f37", "#3fb950"],
+  ["warn", "--color-text-warning", "#9a6700", "#d29922"],
+  ["bad-bg", "--color-background-danger", "#ffebe9", "#3c1618"],
+  ["note-bg", "--color-background-info", "#ddf4ff", "#0c2d6b"],
+];
+const LIGHT = 2;
+const DARK = 3;
+
+function colours(theme: typeof LIGHT | typeof DARK): string {
+  return PALETTE.map((entry) => `--${entry[0]}:var(${entry[1]},${entry[theme]})`).join(";");
+}
+
 const STYLE = `
-:root{color-scheme:light dark;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa;--accent:#0b5cad;--bad:#b42318;--ok:#1a7f37;--warn:#9a6700;--bad-bg:#ffebe9;--note-bg:#ddf4ff}
-:root[data-theme=dark]{--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--soft:#161b22;--accent:#4493f8;--bad:#f85149;--ok:#3fb950;--warn:#d29922;--bad-bg:#3c1618;--note-bg:#0c2d6b}
-@media (prefers-color-scheme:dark){:root:not([data-theme=light]){--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--bg:#0d1117;--soft:#161b22;--accent:#4493f8;--bad:#f85149;--ok:#3fb950;--warn:#d29922;--bad-bg:#3c1618;--note-bg:#0c2d6b}}
-*{box-sizing:border-box}body{margin:0;padding:.75rem;font:14px/1.5 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans",system-ui,sans-serif;color:var(--fg);background:var(--bg)}
+:root{color-scheme:light dark;${colours(LIGHT)}}
+:root[data-theme=dark]{${colours(DARK)}}
+@media (prefers-color-scheme:dark){:root:not([data-theme=light]){${colours(DARK)}}}
+*{box-sizing:border-box}body{margin:0;padding:.75rem;font:14px/1.5 var(--font-sans,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Liberation Sans",system-ui,sans-serif);color:var(--fg);background-color:var(--bg)}
 h1{font-size:1.1rem;margin:0 0 .25rem}h2{font-size:1rem;margin:1rem 0 .4rem}h4{margin:.25rem 0;font-size:.9rem}
-code,pre{font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);border-radius:4px}code{padding:0 .25rem;overflow-wrap:anywhere}
+code,pre{font:12px/1.45 var(--font-mono,ui-monospace,SFMono-Regular,Menlo,monospace);background:var(--soft);border-radius:4px}code{padding:0 .25rem;overflow-wrap:anywhere}
 pre{padding:.5rem;overflow:auto;max-height:20rem;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0}
 .muted{color:var(--muted)}.bad{color:var(--bad)}.ok{color:var(--ok)}.warn{color:var(--warn)}
 .error{background:var(--bad-bg);border-left:4px solid var(--bad);padding:.4rem .6rem;margin:.5rem 0}
@@ -87,9 +112,44 @@ const SCRIPT = String.raw`
   function setStatus(text) {
     statusLine.textContent = text;
   }
+  /* The host's theme and style variables, as ext-apps' applyDocumentTheme and applyHostStyleVariables set them. */
   function applyContext(context) {
     if (!context || typeof context !== "object") return;
-    if (context.theme === "light" || context.theme === "dark") document.documentElement.dataset.theme = context.theme;
+    var root = document.documentElement;
+    if (context.theme === "light" || context.theme === "dark") {
+      root.setAttribute("data-theme", context.theme);
+      root.style.colorScheme = context.theme;
+    }
+    var variables = context.styles && typeof context.styles === "object" ? context.styles.variables : null;
+    if (!variables || typeof variables !== "object") return;
+    Object.keys(variables).forEach(function (name) {
+      var value = variables[name];
+      /* Custom properties only: a host's values reach the page's own rules through var(), nothing else. */
+      if (/^--[a-z0-9-]{1,64}$/.test(name) && typeof value === "string" && value.length <= 500) root.style.setProperty(name, value);
+    });
+  }
+
+  /* A deadline as the reader thinks of it: how long is left, and the moment in their own time zone. */
+  function relativeTime(at) {
+    var minutes = Math.round((at.getTime() - Date.now()) / 60000);
+    if (minutes <= 0) return "now (the time to answer is up)";
+    var words = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+    return minutes < 90 ? words.format(minutes, "minute") : words.format(Math.round(minutes / 60), "hour");
+  }
+  function deadline(iso) {
+    var at = new Date(iso);
+    if (isNaN(at.getTime())) return el("p", undefined, "muted");
+    var line = el("p", undefined, "muted deadline");
+    var time = el("time", relativeTime(at));
+    time.dateTime = at.toISOString();
+    time.title = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "long" }).format(at);
+    var clock = new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "2-digit", timeZoneName: "short" }).format(at);
+    line.append("Answer ", time, " (by " + clock + ")");
+    var timer = setInterval(function () {
+      if (!time.isConnected) return clearInterval(timer);
+      time.textContent = relativeTime(at);
+    }, 15000);
+    return line;
   }
 
   /* Only what the waterfall draws survives: these elements, these attributes, no URL of any kind. */
@@ -132,8 +192,10 @@ const SCRIPT = String.raw`
     ask.hidden = false;
     var approval = question.for === "approval";
     ask.appendChild(el("h2", approval ? "Approval needed" : question.for === "user" ? "The expert asks you" : "The expert asks"));
-    ask.appendChild(el("p", question.question));
-    if (Array.isArray(question.approvals)) {
+    var listed = approval && Array.isArray(question.approvals) && question.approvals.length > 0;
+    /* The approval's text lists the same calls as the list below: say it once, in the list. */
+    ask.appendChild(el("p", listed ? "The expert wants to run " + (question.approvals.length === 1 ? "this call" : "these calls") + ". Nothing runs until you approve." : question.question));
+    if (listed) {
       var list = el("ul");
       question.approvals.forEach(function (call) {
         var item = el("li");
@@ -143,7 +205,7 @@ const SCRIPT = String.raw`
       });
       ask.appendChild(list);
     }
-    if (typeof question.expiresAt === "string") ask.appendChild(el("p", "Answer before " + question.expiresAt, "muted"));
+    if (typeof question.expiresAt === "string") ask.appendChild(deadline(question.expiresAt));
     var actions = el("div", undefined, "actions");
     if (approval) {
       var yes = el("button", "Approve");

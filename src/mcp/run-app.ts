@@ -111,16 +111,20 @@ export function registerRunApp(server: McpServer): void {
   );
 }
 
+/** In the chat the person reading decides a waiting call, with the view's own buttons. */
+const WAITING_IN_APP = "Waiting for your decision: approve or refuse it above.";
+
 /**
  * The run's trace as the app shows it: the dashboard run page's waterfall (the same renderer,
- * src/experts/trace/run-waterfall.ts), then the answer or error. Every string from the run is
+ * src/experts/trace/run-waterfall.ts), then the answer or error. A paused run's "answer" is its
+ * question, which the view shows once, as the question with its buttons. Every string from the run is
  * escaped by the renderer's `html` template and loses its control characters here; the app
  * inserts it as inert markup (no script, no handlers, no URLs survive its own filter either).
  */
 export async function runViewFragment(run: StoredRun, steps: readonly StepRecord[]): Promise<string> {
   const end = run.endedAt ?? Date.now();
   const fragment =
-    await html`<section class="run-trace" aria-label="Steps">${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, run.startedAt, end)}</section>
-${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}${run.answer ? html`<h2>Answer</h2><pre class="answer">${run.answer}</pre>` : ""}`;
+    await html`<section class="run-trace" aria-label="Steps">${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, run.startedAt, end, { waitingNote: WAITING_IN_APP })}</section>
+${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}${run.answer && run.outcome !== "paused" ? html`<h2>Answer</h2><pre class="answer">${run.answer}</pre>` : ""}`;
   return stripControlCharacters(fragment.toString());
 }

@@ -35,7 +35,19 @@ describe("skills page", () => {
     expect(section).toMatch(/<td>dev-bob<\/td><td><span>1 of 5<\/span><\/td>/);
   });
 
-  it("shows which calls need approval beside allowed and blocked, and wraps long names only between words", async () => {
+  it("says no limits are set, and how to set one, instead of a table of headers", async () => {
+    // `per_user: {}` names the section but sets no limit; the table had headers and no row.
+    const skill = uniqueSkill("unlimited");
+    await saveSkill(env.DB, skill, skillSchema.parse({ limits: { per_user: {} } }), { author: "seed" });
+    const page = await (await dashboardFetch("/admin/skills", {}, { AUTH: "none", ENVIRONMENT: "test" })).text();
+    const section = page.slice(page.indexOf(`id="skill-${skill}"`), page.indexOf("</section>", page.indexOf(`id="skill-${skill}"`)));
+    expect(section).toContain("<strong>No limits set</strong>");
+    expect(section).toContain(`<code>skills.${skill}.limits</code>`);
+    expect(section).not.toContain("Usage against limits today");
+    expect(section).not.toContain('<th scope="col">In flight</th>');
+  });
+
+  it("shows which calls need approval beside allowed and blocked, and never breaks a long name inside it", async () => {
     const skill = uniqueSkill("approvals");
     const expert = "summarise_every_quarterly_compliance_report_for_the_board";
     const config = skillSchema.parse({
@@ -49,8 +61,9 @@ describe("skills page", () => {
     expect(section).toContain(
       "blocked <code>*__drop*</code>; needs approval: <code>billing_ledger__refund*, *__&lt;b&gt;x&lt;/b&gt;</code>, not destructive tools as such (approve_destructive: false)",
     );
-    expect(section).toContain('<code class="name">summarise_<wbr>every_<wbr>quarterly_<wbr>compliance_<wbr>report_<wbr>for_<wbr>the_<wbr>board</code>');
-    expect(section).toContain('<code class="name">billing_<wbr>ledger</code>: <span class="name">refund_<wbr>customer_<wbr>invoice</span>');
+    // A name is one word to its reader (no "refund_ customer_ invoice"): no break opportunity inside it.
+    expect(section).toContain(`<code class="name">${expert}</code>`);
+    expect(section).toContain('<code class="name">billing_ledger</code>: <span class="name">refund_customer_invoice</span>');
 
     const other = uniqueSkill("destructive");
     await saveSkill(env.DB, other, skillSchema.parse({}), { author: "seed" });

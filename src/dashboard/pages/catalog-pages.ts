@@ -22,8 +22,8 @@ export function catalogPages(): Hono<DashboardEnv> {
 ${
   skills.length === 0
     ? html`<p class="muted">No skills yet. Load a catalog with <code>slipsnisse push</code>.</p>`
-    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Skill</th><th scope="col">Current version</th><th scope="col">Changed</th></tr></thead><tbody>
-${skills.map((skill) => html`<tr><td><a href="/admin/catalog/${skill.name}">${skill.name}</a></td><td>v${skill.version}</td><td>${formatTime(skill.updatedAt)}</td></tr>`)}
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Skill</th><th scope="col">Current version</th><th scope="col">Changed</th><th scope="col">Evals</th></tr></thead><tbody>
+${skills.map((skill) => html`<tr><td><a href="/admin/catalog/${skill.name}">${skill.name}</a></td><td>v${skill.version}</td><td>${formatTime(skill.updatedAt)}</td><td><a href="/admin/evals#skill-${skill.name}" aria-label="Evals of ${skill.name}">evals</a></td></tr>`)}
 </tbody></table></div>`
 }`;
     return renderDashboardPage({ title: "Catalog", current: "catalog", ...frameOf(c) }, body);
@@ -40,6 +40,7 @@ ${skills.map((skill) => html`<tr><td><a href="/admin/catalog/${skill.name}">${sk
     const from = versionNumber.safeParse(c.req.query("from")).data ?? (previous.length > 0 ? Math.max(...previous) : to);
     const restored = versionNumber.safeParse(c.req.query("restored")).data;
     const body = html`<h1>Catalog: ${skill}</h1>
+<p><a href="/admin/evals#skill-${skill}">Evals of ${skill}'s experts</a>: their results per model and catalog version.</p>
 ${restored === undefined ? "" : html`<p class="notice" role="status">Restored: v${restored} is now current (a copy of an earlier version).</p>`}
 <div class="table-wrap"><table><thead><tr><th scope="col">Version</th><th scope="col">When</th><th scope="col">Author</th><th scope="col">Note</th><th scope="col">Action</th></tr></thead><tbody>
 ${versions.map(

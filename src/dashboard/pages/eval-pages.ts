@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { html } from "hono/html";
 import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../../catalog/catalog-schema";
 import { listEvalReports, type StoredModelResult } from "../../admin/evals/eval-reports";
+import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { dashboardMessage, formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardEnv } from "../dashboard-routes";
 
@@ -11,6 +12,28 @@ import { frameOf, type DashboardEnv } from "../dashboard-routes";
  */
 export function evalPages(): Hono<DashboardEnv> {
   const routes = new Hono<DashboardEnv>();
+
+  // Where the nav's Evals leads: every expert, how many evals its catalog gives it, and its results page.
+  routes.get("/evals", async (c) => {
+    const skills = (await Promise.all((await listSkills(c.env.DB)).map((summary) => getSkill(c.env.DB, summary.name)))).filter((skill) => skill !== null);
+    const body = html`<h1>Evals</h1>
+<p>Test questions an expert's catalog entry gives it (<code>evals</code>), with what a good run shows. Run them per model with <code>npx slipsnisse eval --skill &lt;skill&gt; --expert &lt;expert&gt;</code>; each expert's page shows the results and their history across catalog versions.</p>
+${skills.length === 0 ? html`<p class="muted">No skills yet. Load a catalog with <code>slipsnisse push</code>.</p>` : ""}
+${skills.map(
+  (skill) => html`<section aria-labelledby="skill-${skill.name}"><h2 id="skill-${skill.name}">${skill.name}</h2>
+${
+  skill.config.experts.length === 0
+    ? html`<p class="muted">No experts.</p>`
+    : html`<div class="table-wrap"><table><thead><tr><th scope="col">Expert</th><th scope="col">Evals in the catalog</th><th scope="col">Results</th></tr></thead><tbody>
+${skill.config.experts.map(
+  (expert) =>
+    html`<tr><td><code class="name">${expert.name}</code></td><td>${expert.evals?.length ?? 0}</td><td><a href="${evalsPath(skill.name, expert.name)}" aria-label="Evals of ${skill.name} / ${expert.name}">results and history</a></td></tr>`,
+)}
+</tbody></table></div>`
+}</section>`,
+)}`;
+    return renderDashboardPage({ title: "Evals", current: "evals", ...frameOf(c) }, body);
+  });
 
   routes.get("/catalog/:skill/experts/:expert/evals", async (c) => {
     const skill = c.req.param("skill");
@@ -46,10 +69,15 @@ ${reports.flatMap((report) =>
 )}
 </tbody></table></section>`
 }`;
-    return renderDashboardPage({ title: `Evals: ${skill}/${expert}`, current: "catalog", ...frameOf(c) }, body);
+    return renderDashboardPage({ title: `Evals: ${skill}/${expert}`, current: "evals", ...frameOf(c) }, body);
   });
 
   return routes;
+}
+
+/** An expert's eval results page. */
+export function evalsPath(skill: string, expert: string): string {
+  return `/admin/catalog/${skill}/experts/${expert}/evals`;
 }
 
 function rate(model: StoredModelResult): number {

@@ -82,20 +82,27 @@ function outcomeCell(group: UsageGroup, outcomes: readonly RecordedOutcome[]) {
   const count = outcomes.reduce((sum, outcome) => sum + (group.outcomes[outcome] ?? 0), 0);
   if (count === 0) return html`<td class="muted">0</td>`;
   const [first] = outcomes;
-  const tone = first === "error" ? "bad" : "warn";
+  // A pause waits for a person (an approval, an answer): its own neutral category, not a failure.
+  const tone = first === "error" ? "bad" : first === "paused" ? "paused" : "warn";
   // The run list filters by the outcomes it knows; a pause is listed under no filter of its own.
   if (!OUTCOMES.some((known) => known === first)) return html`<td class="${tone}">${count}</td>`;
   return html`<td><a class="${tone}" href="/admin/runs?skill=${group.skill ?? ""}&amp;expert=${group.expert ?? ""}&amp;outcome=${first ?? ""}">${count}</a></td>`;
 }
 
+/** Runs that did not end well: everything but ok and paused (a pause waits for a person; it is counted on its own). */
 function errorsOf(group: UsageGroup | undefined): number {
-  return group ? group.runs - (group.outcomes.ok ?? 0) : 0;
+  return group ? group.runs - (group.outcomes.ok ?? 0) - pausesOf(group) : 0;
+}
+
+function pausesOf(group: UsageGroup | undefined): number {
+  return group?.outcomes.paused ?? 0;
 }
 
 function usageCards(group: UsageGroup | undefined, runsOf: string) {
   return html`<div class="cards">
 <div class="card"><div class="n">${group?.runs ?? 0}</div><div class="l"><a href="/admin/runs?since=7d${runsOf}">runs</a></div></div>
 <div class="card"><div class="n${errorsOf(group) > 0 ? " bad" : ""}">${errorsOf(group)}</div><div class="l"><a href="/admin/runs?outcome=error${runsOf}">not ok</a></div></div>
+<div class="card pauses"><div class="n">${pausesOf(group)}</div><div class="l"><a href="/admin/runs?outcome=paused${runsOf}">paused</a>, waiting for a person</div></div>
 <div class="card"><div class="n">${(group?.inputTokens ?? 0) + (group?.outputTokens ?? 0)}</div><div class="l">tokens (${group?.inputTokens ?? 0} in, ${group?.outputTokens ?? 0} out)</div></div>
 <div class="card"><div class="n">${formatCost(group?.cost ?? null)}</div><div class="l">cost${group && group.unpricedRuns > 0 ? ` (${group.unpricedRuns} runs unpriced)` : ""}</div></div>
 <div class="card"><div class="n">${formatMs(group?.latencyMs.p50)}</div><div class="l">p50 latency (p95 ${formatMs(group?.latencyMs.p95)})</div></div>

@@ -6,7 +6,7 @@ import { sessionName, sessionStub } from "../../experts/session/session-name";
 import type { StepRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
-import { outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";
+import { type CallResolution, outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";
 
 export { outcomeBadge };
 
@@ -62,7 +62,10 @@ ${next ? html`<p><a href="${next}" rel="next">Older runs →</a></p>` : ""}`;
       stub.steps(summary.id),
       summary.threadId === null ? [] : threadRuns(c.env.DB, summary.threadId),
     ]);
-    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps, thread));
+    // A paused run is over once the next run of its thread resumed it: its waiting calls show how they were decided there.
+    const resumedBy = summary.outcome === "paused" ? thread.find((other) => other.startedAt >= summary.startedAt && other.id !== summary.id) : undefined;
+    const resumed = resumedBy === undefined ? undefined : { run: resumedBy, resolved: resolutions(await stub.steps(resumedBy.id)) };
+    return renderDashboardPage({ title: `Run ${summary.id.slice(0, 8)}`, current: "runs", ...frameOf(c) }, traceBody(c, summary, run, steps, thread, resumed));
   });
 
   return routes;
@@ -109,8 +112,33 @@ type StoredRun = Awaited<ReturnType<ReturnType<typeof sessionStub>["run"]>>;
 
 type ThreadRun = Pick<RunSummary, "id" | "outcome" | "startedAt">;
 
-function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[], thread: readonly ThreadRun[]) {
+/** The run that resumed a paused one, and how it decided the calls the pause waited on. */
+interface Resumed {
+  run: ThreadRun;
+  resolved: ReadonlyMap<string, CallResolution>;
+}
+
+/** Each call decided when a run resumed (the same tool call id as in the paused run), by id. */
+function resolutions(steps: readonly StepRecord[]): Map<string, CallResolution> {
+  return new Map(
+    steps.flatMap((step) =>
+      step.toolCalls.flatMap((call) =>
+        call.decision ? [[call.toolCallId, { ...call.decision, ...(call.startedAt === undefined ? {} : { at: call.startedAt }) }] as const] : [],
+      ),
+    ),
+  );
+}
+
+/** A paused run that was resumed says so, with what was decided and how the run that resumed it ended. */
+function resumedNotice(resumed: Resumed | undefined) {
+  if (!resumed) return "";
+  const decisions = [...new Set([...resumed.resolved.values()].map((resolution) => `${resolution.outcome.replaceAll("_", " ")} by the ${resolution.by}`))];
+  return html`<p class="notice resumed" role="status">This run paused${decisions.length > 0 ? html` and was ${decisions.join(", ")}` : ""}; <a href="/admin/runs/${resumed.run.id}" aria-label="Run ${resumed.run.id}">the run that resumed it</a> ended ${outcomeBadge(resumed.run.outcome)}.</p>`;
+}
+
+function traceBody(c: DashboardContext, summary: RunSummary, run: StoredRun, steps: readonly StepRecord[], thread: readonly ThreadRun[], resumed?: Resumed) {
   return html`<h1>Run of <code>${summary.expert}</code> ${runOutcome(summary)}</h1>
+${resumedNotice(resumed)}
 <p><label for="run-id">Run id</label> <input id="run-id" readonly value="${summary.id}" size="38" aria-describedby="run-id-help"> <span id="run-id-help" class="muted">select to copy</span></p>
 <dl class="facts">
 <dt>Skill</dt><dd>${summary.skill}${summary.catalogVersion === null ? "" : html` (catalog v${summary.catalogVersion})`}</dd>
@@ -131,7 +159,7 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : ""}
 ${run.notes.length > 0 ? html`<h2>Notes</h2><ul>${run.notes.map((note) => html`<li>${note}</li>`)}</ul>` : ""}`
 }
 <h2>Steps</h2>
-${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, summary.startedAt, summary.endedAt)}
+${steps.length === 0 ? html`<p class="muted">No steps recorded.</p>` : runWaterfall(steps, summary.startedAt, summary.endedAt, resumed ? { resolved: resumed.resolved } : {})}
 ${run?.answer ? html`<h2>Answer</h2><pre>${run.answer}</pre>` : ""}
 <p><a href="/admin/runs">← All runs</a></p>`;
 }

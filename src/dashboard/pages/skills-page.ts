@@ -1,11 +1,18 @@
 import { html } from "hono/html";
+import { DEFAULT_SKILL } from "../../catalog/catalog-schema";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { formatMs, renderDashboardPage } from "../dashboard-layout";
 import { recentUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { limitsSection } from "./limits-section";
+import { evalsPath } from "./eval-pages";
 import { breakable } from "../breakable-name";
 import { frameOf, type DashboardContext } from "../dashboard-routes";
+
+/** Where a skill is served: the default skill at `/mcp` (mcp-endpoint.ts), a named one at `/s/<skill>/mcp`. */
+export function endpointOf(skill: string): string {
+  return skill === DEFAULT_SKILL ? "/mcp" : `/s/${skill}/mcp`;
+}
 
 /** Each skill's experts: description, model, budget and the tools each may call. */
 export async function skillsPage(c: DashboardContext): Promise<Response> {
@@ -21,7 +28,7 @@ ${skills.length === 0 ? html`<p class="muted">No skills yet.</p>` : ""}
 ${skills.map(
   (skill) => html`<section aria-labelledby="skill-${skill.name}"><h2 id="skill-${skill.name}">${skill.name} <span class="muted">v${skill.version}</span></h2>
 ${skill.config.description ? html`<p>${skill.config.description}</p>` : ""}
-<p class="muted">Endpoint <code>/s/${skill.name}/mcp</code> · tool policy: allowed <code>${skill.config.tool_policy.allowed.join(", ")}</code>${
+<p class="muted">Endpoint <code>${endpointOf(skill.name)}</code> · <a href="/admin/evals#skill-${skill.name}">evals</a> · <a href="/admin/catalog/${skill.name}">catalog history</a> · tool policy: allowed <code>${skill.config.tool_policy.allowed.join(", ")}</code>${
     skill.config.tool_policy.blocked.length > 0 ? html`, blocked <code>${skill.config.tool_policy.blocked.join(", ")}</code>` : ""
   }; needs approval: ${
     skill.config.tool_policy.requires_approval.length > 0 ? html`<code>${skill.config.tool_policy.requires_approval.join(", ")}</code>` : "no pattern"
@@ -30,7 +37,7 @@ ${skill.config.description ? html`<p>${skill.config.description}</p>` : ""}
 ${skill.config.experts.map(
   (
     expert,
-  ) => html`<tr><td><code class="name">${breakable(expert.name)}</code><br><span class="muted">${expert.mode}</span></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
+  ) => html`<tr><td><code class="name">${breakable(expert.name)}</code><br><span class="muted">${expert.mode}</span> · <a href="${evalsPath(skill.name, expert.name)}" aria-label="Evals of ${expert.name}">${expert.evals?.length ?? 0} evals</a></td><td>${expert.description}</td><td>${expert.provider}<br><code>${expert.model ?? "(default)"}</code></td>
 <td>${expert.budget.max_steps} steps · ${expert.budget.max_tool_calls} tool calls · ${expert.budget.timeout_ms / 1000} s · ${expert.budget.max_output_tokens} output tokens</td>
 <td>${
     Object.keys(expert.internal_tools).length === 0

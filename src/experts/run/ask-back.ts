@@ -99,7 +99,7 @@ export function pendingQuestion(recorder: RunRecorder, gated: ReadonlyMap<string
   for (const call of stepCalls) {
     if (approvals.some((approval) => approval.toolCallId === call.toolCallId)) {
       call.status = "awaiting_approval";
-      call.error = "waiting for the orchestrator to approve or decline this call";
+      call.error = "waiting for approval: not run until the user (or, for a client that cannot ask them, the orchestrator) approves it";
     } else if (asks.some((part) => part.toolCallId === call.toolCallId)) {
       call.status = "ok";
       delete call.error;

@@ -45,9 +45,11 @@ export interface ToolCallRecord {
    * `truncated` is an ok call whose result was cut to max_tool_result_bytes; `withheld` a tool
    * whose definition changed since it was pinned; `cancelled` a call the run's abort cut short;
    * `declined` a call that needed approval and did not get it (never executed); `awaiting_approval`
-   * a call the run paused on until the orchestrator approves or declines it.
+   * a call the run paused on until someone (the user, or the orchestrator) approves or declines it;
+   * `budget_stop` a call of one of the expert's own tools asked on a step that offered no tools
+   * because the budget ended (never run; not a refusal, not a sign of injection).
    */
-  status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled" | "declined" | "awaiting_approval";
+  status: "ok" | "error" | "refused" | "truncated" | "withheld" | "cancelled" | "declined" | "awaiting_approval" | "budget_stop";
   bytes: number;
   elapsedMs: number;
   /** When the call started (epoch ms), for the trace's time axis; absent in records stored before it was kept. */

@@ -26,11 +26,21 @@ export class RunRecorder {
   modelRetries = 0;
   readonly invalidInputTools: string[] = [];
   lastText = "";
+  /**
+   * The expert's own tool names when the step now running offers none because the budget ended
+   * (synthesize.ts' last chance): a call of one of them is a budget stop, not a refusal.
+   */
+  private withheldForBudget: ReadonlySet<string> = new Set();
   /** When the step now running started its model call (or, before the loop reports one, when the run opened). */
   private stepStartedAt: number;
 
   constructor(startedAt = Date.now()) {
     this.stepStartedAt = startedAt;
+  }
+
+  /** The next step offers no tools because the budget ended (`names`: the tools it would have had), or offers them again (empty). */
+  budgetWithholdsTools(names: readonly string[]): void {
+    this.withheldForBudget = new Set(names);
   }
 
   /** When the step's model call answered, if the loop reported it. */
@@ -125,7 +135,17 @@ export class RunRecorder {
     const known = this.calls.get(id);
     if (known) return known.record;
     let record: ToolCallRecord;
-    if (dynamic?.invalid && NoSuchToolError.isInstance(dynamic.error)) {
+    if (dynamic?.invalid && NoSuchToolError.isInstance(dynamic.error) && this.withheldForBudget.has(name)) {
+      record = {
+        toolCallId: id,
+        name,
+        status: "budget_stop",
+        bytes: 0,
+        elapsedMs: 0,
+        startedAt: Date.now(),
+        error: "not run: the budget ended, so this last step offered no tools",
+      };
+    } else if (dynamic?.invalid && NoSuchToolError.isInstance(dynamic.error)) {
       record = { toolCallId: id, name, status: "refused", bytes: 0, elapsedMs: 0, startedAt: Date.now(), error: "not available to this expert" };
     } else if (dynamic?.invalid) {
       this.invalidInputs++;

@@ -55,6 +55,8 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
         // answers from what it has instead of ending the run on an unanswered tool call.
         const lastChance =
           (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+        // A call the model still asks of its own tools on that step is a budget stop, not a refusal.
+        recorder.budgetWithholdsTools(lastChance ? [...tools.names, ...Object.keys(askBack)] : []);
         return {
           maxOutputTokens: budget.remainingOutputTokens(),
           ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { StepRecord, ToolCallRecord } from "../run/expert-types";
+import type { StepRecord, ToolCallRecord, UserDecision } from "../run/expert-types";
 
 /** What a bar shows: the model's answer wait, a tool call by how it ended, or an approval/pause wait. */
 export type BarKind = "setup" | "model" | "retried" | "pending" | "tool" | "failed" | "approval";
@@ -24,7 +24,8 @@ export interface WaterfallRow {
  * MCP App's run view): they read the page's `--soft` and `--muted` colours.
  */
 export const WATERFALL_STYLE = `ol.wf,ol.wf-calls{list-style:none;margin:0;padding:0}ol.wf-calls summary{padding-left:1rem}.wf .wf-row{display:grid;grid-template-columns:minmax(10rem,16rem) 1fr 4.5rem;gap:.5rem;align-items:center;padding:.05rem 0;border-bottom:1px solid var(--soft)}.wf summary{cursor:pointer}
-.wf-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.wf-dur{text-align:right;color:var(--muted);font-size:.85rem}svg.wf-track{display:block;background:var(--soft)}.wf details[open]>summary{background:var(--soft)}.wf-detail,.wf .call{margin:.25rem 0 .5rem 1rem}.wf-legend span{margin-right:.6rem;white-space:nowrap}`;
+.wf-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.wf-dur{text-align:right;color:var(--muted);font-size:.85rem}svg.wf-track{display:block;background:var(--soft)}.wf details[open]>summary{background:var(--soft)}.wf-detail,.wf .call{margin:.25rem 0 .5rem 1rem}.wf-legend span{margin-right:.6rem;white-space:nowrap}
+.wf-label{display:flex;flex-wrap:wrap;align-items:baseline;column-gap:.3rem;white-space:normal}.wf-label>code{max-width:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.wf p.waiting{color:var(--muted)}`;
 
 /** A time as the dashboard and the run view show it: UTC, to the second. */
 export function formatTime(ms: number): string {
@@ -47,7 +48,7 @@ const FILL: Record<BarKind, string> = {
   approval: "#8250df",
 };
 
-const FAILED_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["error", "refused", "withheld", "cancelled"]);
+const FAILED_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["error", "refused", "withheld", "cancelled", "budget_stop"]);
 const WAITING_STATUSES: ReadonlySet<ToolCallRecord["status"]> = new Set(["declined", "awaiting_approval"]);
 
 function callKind(call: ToolCallRecord): BarKind {
@@ -135,6 +136,22 @@ export function outcomeBadge(outcome: string) {
   return html`<span class="${outcome === "ok" ? "ok" : outcome === "error" || outcome === "interrupted" ? "bad" : "warn"}">${outcome}</span>`;
 }
 
+/** How a call its run paused on was decided, as the run that resumed it recorded. */
+export interface CallResolution extends UserDecision {
+  /** When the decision was applied (the resumed run's record of the call), epoch ms. */
+  at?: number;
+}
+
+export interface WaterfallOptions {
+  /** Decisions on this (paused) run's waiting calls, by tool call id, from the run that resumed it. */
+  resolved?: ReadonlyMap<string, CallResolution>;
+  /** What a call still waiting for approval says: who decides, in the words of the page's reader. */
+  waitingNote?: string;
+}
+
+/** Who decides a waiting call, for a reader who may be either: a client that can ask its user, or else the orchestrator. */
+const WAITING_NOTE = "Waiting for approval: the user decides in their chat client (or the orchestrator, for a client that cannot ask them).";
+
 /** A step with this many calls, or a run with this many bars, is shown compact: bars only, details closed. */
 const COMPACT_CALLS = 3;
 const COMPACT_BARS = 10;
@@ -144,11 +161,11 @@ const COMPACT_BARS = 10;
  * call carried (text, arguments, result, error) is open below its bar in a short run, and opens
  * on demand (`<details>`) in a compact one, so a step with many calls stays a few lines tall.
  */
-export function runWaterfall(steps: readonly StepRecord[], startedAt: number, endedAt: number) {
+export function runWaterfall(steps: readonly StepRecord[], startedAt: number, endedAt: number, options: WaterfallOptions = {}) {
   const { rows, totalMs, setup } = waterfallRows(steps, startedAt, endedAt);
   const compactRun = rows.reduce((sum, row) => sum + 1 + row.calls.length, 0) > COMPACT_BARS;
   return html`${waterfallLegend(totalMs)}
-<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS))}</ol>`;
+<ol class="wf" aria-label="Run timeline">${setup ? html`<li class="wf-step"><div class="wf-row"><span class="wf-label muted">Before the first step</span>${barTrack(setup, "Connecting and listing tools")}<span class="wf-dur">${setup.durationMs} ms</span></div></li>` : ""}${rows.map((row) => stepRow(row, compactRun || row.calls.length >= COMPACT_CALLS, options))}</ol>`;
 }
 
 /** A step without a model call (decisions on resume): who decided each call, how, and when. */
@@ -160,7 +177,7 @@ function decisions(calls: WaterfallRow["calls"]) {
   )}</ul>`;
 }
 
-function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
+function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean, options: WaterfallOptions) {
   const open = compact ? "" : html` open`;
   const name = `Step ${step.index + 1}`;
   const model = step.model;
@@ -175,13 +192,26 @@ function stepRow({ step, bar, calls }: WaterfallRow, compact: boolean) {
       : html`<p>No model call: the decisions this run resumed with.</p>${decisions(calls)}`
   }
 ${step.text ? html`<pre>${step.text}</pre>` : ""}</div></details>
-${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(call.status)}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call)}</details></li>`)}</ol>`}</li>`;
+${calls.length === 0 ? "" : html`<ol class="wf-calls">${calls.map(({ call, bar: callBar }) => html`<li><details${open}><summary class="wf-row"><span class="wf-label"><code>${call.name}</code> ${outcomeBadge(shownStatus(call, options))}</span>${barTrack(callBar, `Tool call ${call.name}`)}<span class="wf-dur">${callBar.durationMs} ms</span></summary>${toolCallBlock(call, options)}</details></li>`)}</ol>`}</li>`;
 }
 
-function toolCallBlock(call: ToolCallRecord) {
-  return html`<section class="call" aria-label="Tool call ${call.name}"><h4>Tool call <code>${call.name}</code> ${outcomeBadge(call.status)} <span class="muted">${call.elapsedMs} ms, ${call.bytes} bytes</span></h4>
+/** A waiting call decided since (a resumed run) shows the decision, not the wait it no longer is. */
+function shownStatus(call: ToolCallRecord, options: WaterfallOptions): string {
+  if (call.status !== "awaiting_approval") return call.status;
+  return options.resolved?.get(call.toolCallId)?.outcome ?? call.status;
+}
+
+/** A waiting call is not an error: it says who decides, or, once decided in the run that resumed it, what was decided. */
+function waitingBlock(call: ToolCallRecord, options: WaterfallOptions) {
+  const resolution = options.resolved?.get(call.toolCallId);
+  if (!resolution) return html`<p class="waiting">${options.waitingNote ?? WAITING_NOTE}</p>`;
+  return html`<p class="decided">${resolution.outcome === "approved" ? "Approved" : `Not run: ${resolution.outcome.replaceAll("_", " ")}`} by the ${resolution.by}${resolution.at === undefined ? "" : html` at ${formatTime(resolution.at)}`}, after this run paused: the run that resumed it ${resolution.outcome === "approved" ? "ran" : "refused"} the call.</p>`;
+}
+
+function toolCallBlock(call: ToolCallRecord, options: WaterfallOptions = {}) {
+  return html`<section class="call" aria-label="Tool call ${call.name}"><h4>Tool call <code>${call.name}</code> ${outcomeBadge(shownStatus(call, options))} <span class="muted">${call.elapsedMs} ms, ${call.bytes} bytes</span></h4>
 ${call.decision ? html`<p>Decision: ${call.decision.outcome} by the ${call.decision.by}</p>` : ""}
 ${call.args === undefined ? "" : html`<p class="muted">Arguments</p><pre>${call.args}</pre>`}
 ${call.result === undefined ? "" : html`<p class="muted">Result (excerpt)</p><pre>${call.result}</pre>`}
-${call.error ? html`<p class="error">${call.error}</p>` : ""}</section>`;
+${call.status === "awaiting_approval" ? waitingBlock(call, options) : call.error ? html`<p class="error">${call.error}</p>` : ""}</section>`;
 }

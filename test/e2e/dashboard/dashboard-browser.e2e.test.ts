@@ -339,6 +339,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Admin dashboard in Chromium${
         "/admin/servers",
         "/admin/catalog",
         "/admin/catalog/default",
+        "/admin/evals",
       ]) {
         const response = await page.goto(`${team.dev.baseUrl}${path}`);
         expect(response?.status(), path).toBe(403);

@@ -12,6 +12,8 @@ import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server
 const EXPERT = "timed_notes";
 const INJECTED = "<img src=x onerror=alert(1)>";
 const SLEEP_MS = 400;
+/** A tool name of several words: it may break only at the namespace separator, never at its own `_`. */
+const LONG_TOOL = "delete_everything_in_the_archive_for_good";
 
 /** The fake model: one step with six calls (a 400 ms sleep among quick ones and a failure), then, 150 ms later, the answer. */
 async function sixCallsThenAnswer(request: ChatRequest): Promise<ScriptedReply> {
@@ -70,6 +72,15 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
                 base_url: team.fake.baseURL,
                 model: "fake-hang",
                 budget: { max_steps: 2, timeout_ms: 1_500 },
+              },
+              {
+                name: "archivist",
+                description: "Never called: its one tool's long name is what the skills page must not cut mid-word.",
+                internal_tools: { fx: [LONG_TOOL] },
+                provider: "openai-compatible",
+                base_url: team.fake.baseURL,
+                model: "fake-archive",
+                budget: { max_steps: 2, timeout_ms: 5_000 },
               },
               {
                 name: "cleaner",
@@ -252,16 +263,14 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     await expect(threadRuns.getByRole("link", { name: `Run ${pausedId}` }).isVisible()).resolves.toBe(true);
     await saveScreenshot(page, "run-resumed-thread");
 
-    // Skills: approvals beside allowed/blocked; a long name wraps between words, inside its cell.
+    // Skills: approvals beside allowed/blocked; a long name is never cut mid-word (no `delete_ everything`).
     await page.setViewportSize({ width: 900, height: 800 });
     await page.goto(`${team.dev.baseUrl}/admin/skills`);
     await expect(page.getByText(/needs approval: fx__erase, and every tool its server marks destructive/).isVisible()).resolves.toBe(true);
-    const name = page.locator("code.name", { hasText: "hung_" });
-    const lines = await name.evaluate((element) => element.getClientRects().length);
-    expect(lines).toBeGreaterThan(1);
-    const text = (await name.innerText()).split("\n");
-    // Every line ends at a separator: no word is cut.
-    for (const line of text.slice(0, -1)) expect(line.endsWith("_")).toBe(true);
+    for (const name of [page.locator("code.name", { hasText: "hung_" }), page.locator("span.name", { hasText: LONG_TOOL })]) {
+      expect(await name.evaluate((element) => element.getClientRects().length)).toBe(1);
+      expect(await name.innerText()).not.toContain("\n");
+    }
     await saveScreenshot(page, "skills-approval-and-wrapping");
 
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -269,5 +278,109 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     for (const column of ["Errors", "Budget stops", "Cancels", "Pauses"])
       await expect(page.getByRole("columnheader", { name: column, exact: true }).isVisible()).resolves.toBe(true);
     await saveScreenshot(page, "overview-outcome-columns");
+  });
+
+  it("shows a newcomer a step-budget stop unmarked, a resumed pause as decided, pauses on their own, the default endpoint, evals, unset limits, and a member's own header", async () => {
+    // The model asks for its tool on every step, the last (which offers none, its budget spent) too.
+    team.fake.reset((request) =>
+      request.model === "fake-cheap" ? toolCallsReply({ name: "fx__echo", arguments: { text: "again" } }) : sixCallsThenAnswer(request),
+    );
+    const session = await signInAs(team.dev.baseUrl, "alice");
+    const client = await connectMcpClient("v2-2025", `${team.dev.baseUrl}/mcp`, { headers: bearer(session) });
+    try {
+      await client.callTool(EXPERT, { query: "loop forever" });
+    } finally {
+      await client.close();
+      team.fake.reset(sixCallsThenAnswer);
+    }
+    const page = await alice.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const stopped = page.getByRole("row").filter({ hasText: "budget_exhausted · steps (max_steps)" });
+    for (let attempt = 0; attempt < 40 && (await stopped.count()) < 1; attempt += 1) {
+      await page.goto(`${team.dev.baseUrl}/admin/runs?expert=${EXPERT}`);
+    }
+    await expect(stopped.isVisible()).resolves.toBe(true);
+    // The call on the tool-less last step is a budget stop, not a refused (possibly injected) tool; the real refusal keeps its mark.
+    expect(await stopped.getByText(/refused/).count()).toBe(0);
+    expect(await page.getByText("⚠ 1 refused").count()).toBe(1);
+    await saveScreenshot(page, "run-list-budget-stop");
+
+    // The paused run, approved since: its waiting call shows the decision, in no error box, its state not cut.
+    await page.setViewportSize({ width: 700, height: 800 });
+    await page.goto(`${team.dev.baseUrl}/admin/runs?expert=cleaner`);
+    const pausedId = await page
+      .getByRole("row")
+      .filter({ hasText: "paused" })
+      .getByRole("link", { name: /^Run [0-9a-f-]{36}$/ })
+      .evaluate((link) => link.getAttribute("aria-label")?.slice(4) ?? "");
+    await page.goto(`${team.dev.baseUrl}/admin/runs/${pausedId}`);
+    await expect(page.getByRole("status").filter({ hasText: "This run paused and was approved by the orchestrator" }).textContent()).resolves.toMatch(
+      /the run that resumed it ended ok/,
+    );
+    expect(await page.locator(".error").count()).toBe(0);
+    const label = page.locator(".wf-calls .wf-label", { hasText: "fx__erase" });
+    await expect(label.innerText()).resolves.toMatch(/^fx__erase\s+approved$/);
+    const fit = await label.evaluate((element) => {
+      const box = element.getBoundingClientRect();
+      const badge = element.querySelector("span")?.getBoundingClientRect();
+      return { overflow: element.scrollWidth - element.clientWidth, badgeRight: badge?.right ?? Infinity, right: box.right, badgeWidth: badge?.width ?? 0 };
+    });
+    expect(fit.overflow).toBeLessThanOrEqual(0);
+    expect(fit.badgeWidth).toBeGreaterThan(0);
+    expect(fit.badgeRight).toBeLessThanOrEqual(fit.right + 0.5);
+    await expect(page.getByText(/Approved by the orchestrator at \d{4}-\d\d-\d\d .*the run that resumed it ran the call/).isVisible()).resolves.toBe(true);
+    await saveScreenshot(page, "run-paused-then-approved");
+
+    // The overview: a pause is a category of its own, neutral, and not counted as "not ok".
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${team.dev.baseUrl}/admin`);
+    const today = page.locator(".cards").first();
+    const paused = today.locator(".card", { hasText: "paused" });
+    await expect(paused.locator(".n").textContent()).resolves.toBe("1");
+    const colour = (selector: string) => page.evaluate<string>(`getComputedStyle(document.querySelector(${JSON.stringify(selector)})).color`);
+    expect(await colour(".card.pauses .n")).toBe(await colour("body"));
+    // Not ok: the hung run's timeout and the step-budget stop; neither the pause nor the ok runs.
+    await expect(today.locator(".card", { hasText: "not ok" }).locator(".n").textContent()).resolves.toBe("2");
+    await saveScreenshot(page, "overview-pauses");
+
+    // Skills: the default skill's endpoint is /mcp; no limits set says so and how; each expert links its evals.
+    await page.goto(`${team.dev.baseUrl}/admin/skills`);
+    await expect(page.getByText(/^Endpoint \/mcp ·/).isVisible()).resolves.toBe(true);
+    expect(await page.getByText("/s/default/mcp").count()).toBe(0);
+    await expect(page.getByText(/No limits set: .*skills\.default\.limits/).isVisible()).resolves.toBe(true);
+    expect(await page.getByRole("columnheader", { name: "In flight" }).count()).toBe(0);
+    await saveScreenshot(page, "skills-endpoint-limits-evals");
+    // In view beside the expert's name, not in a last column scrolled off by a long name.
+    const evalsLink = page.getByRole("link", { name: "Evals of cleaner" });
+    const linkBox = await evalsLink.boundingBox();
+    expect((linkBox?.x ?? Infinity) + (linkBox?.width ?? 0)).toBeLessThanOrEqual(1280);
+    await evalsLink.click();
+    await page.getByRole("heading", { name: "Evals: default / cleaner" }).waitFor();
+
+    // Evals from the nav and from the catalog pages.
+    await page.goto(`${team.dev.baseUrl}/admin/catalog`);
+    await page.getByRole("link", { name: "Evals of default" }).click();
+    await page.getByRole("heading", { name: "Evals", exact: true }).waitFor();
+    await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "Evals" }).click();
+    await page.waitForURL((url) => url.pathname === "/admin/evals");
+    await page.getByRole("link", { name: "Evals of default / archivist" }).click();
+    await page.getByRole("heading", { name: "Evals: default / archivist" }).waitFor();
+    await saveScreenshot(page, "evals-from-nav");
+
+    // A member's own page (Connections, where connect links lead) is not headed as the admin dashboard.
+    const bob = await loopbackOnlyContext(browser);
+    try {
+      const member = await bob.newPage();
+      await member.goto(`${team.dev.baseUrl}/admin`);
+      await member.getByRole("link", { name: "Sign in as bob" }).click();
+      await member.getByRole("heading", { name: "Admins only" }).waitFor();
+      await member.goto(`${team.dev.baseUrl}/connect`);
+      await member.getByRole("heading", { name: "Connections", exact: true }).waitFor();
+      await expect(member.locator("header .brand").textContent()).resolves.toBe("Slipsnisse");
+      expect(await member.title()).not.toContain("admin");
+      await saveScreenshot(member, "member-connections-header");
+    } finally {
+      await bob.close();
+    }
   });
 });

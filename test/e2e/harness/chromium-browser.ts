@@ -48,9 +48,9 @@ export async function launchChromium(): Promise<Browser> {
  * on, Chromium aborts a redirect to a non-http scheme (a native app's `cursor://…`) before the
  * 3xx is reported, so the redirect watch below would never see it.
  */
-export async function loopbackOnlyContext(browser: Browser): Promise<BrowserContext> {
+export async function loopbackOnlyContext(browser: Browser, options: { timezoneId?: string; locale?: string } = {}): Promise<BrowserContext> {
   // Nothing listens on port 9 (discard) on a test machine; Chromium answers ERR_PROXY_CONNECTION_FAILED at once.
-  return browser.newContext({ proxy: { server: "http://127.0.0.1:9", bypass: "127.0.0.1,localhost,[::1]" } });
+  return browser.newContext({ ...options, proxy: { server: "http://127.0.0.1:9", bypass: "127.0.0.1,localhost,[::1]" } });
 }
 
 export interface ClientRedirectWatch {

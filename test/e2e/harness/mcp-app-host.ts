@@ -66,6 +66,8 @@ export interface EmbedOptions {
   args: Record<string, unknown>;
   result: unknown;
   theme: "light" | "dark";
+  /** The host's MCP Apps style variables (`hostContext.styles.variables`), e.g. `--color-text-primary`. */
+  styles?: Record<string, string>;
 }
 
 /** Puts the host page in `page` once: the bridge bundle, and the functions that reach the server. */
@@ -86,7 +88,7 @@ export async function installHost(
  * bridge, and once the app is initialized sends the call's arguments and result.
  */
 const HOST_SCRIPT = `
-window.embedApp = async function ({ html, csp, toolName, args, result, theme }) {
+window.embedApp = async function ({ html, csp, toolName, args, result, theme, styles }) {
   const slot = document.getElementById("slot");
   slot.replaceChildren();
   const iframe = document.createElement("iframe");
@@ -97,7 +99,7 @@ window.embedApp = async function ({ html, csp, toolName, args, result, theme }) 
     null,
     { name: "slipsnisse-test-host", version: "0.0.0" },
     { serverTools: {}, serverResources: {}, updateModelContext: { text: {} } },
-    { hostContext: { theme, toolInfo: { tool: { name: toolName, inputSchema: { type: "object" } } } } },
+    { hostContext: { theme, ...(styles ? { styles: { variables: styles } } : {}), toolInfo: { tool: { name: toolName, inputSchema: { type: "object" } } } } },
   );
   bridge.oncalltool = (params) => window.hostCallTool(params);
   bridge.onreadresource = (params) => window.hostReadResource(params);

@@ -18,6 +18,14 @@ const SKILL = "run-app-e2e";
 const RUN_APP_URI = "ui://slipsnisse/run-view.html";
 /** The three experts' budget: a tool step and an answer, at most. */
 const BUDGET = { max_steps: 3, timeout_ms: 30_000, max_output_tokens: 512, max_tool_calls: 2, max_tool_result_bytes: 4_096 };
+/** The reader's time zone (Chromium's, as the test sets it): India's half-hour offset shows a UTC time passed off as local. */
+const READER_TZ = "Asia/Kolkata";
+/** A host's MCP Apps style variables: the page's text and background must take these, not its own colours. */
+const HOST_STYLES = {
+  "--color-text-primary": "rgb(10, 20, 30)",
+  "--color-text-secondary": "rgb(90, 80, 70)",
+  "--color-background-primary": "rgb(250, 245, 235)",
+};
 /** Hostile text in the model's answer and in a tool's result: it must show as text, never run. */
 const HOSTILE = `</script><script>document.body.dataset.pwned="script"</script><img src=x onerror="document.body.dataset.pwned='img'"> <b>bold?</b>`;
 
@@ -118,7 +126,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
     const [page] = (await app.client.readResource({ uri: RUN_APP_URI })).contents;
     html = page && "text" in page ? page.text : "";
     csp = ((page?._meta as { ui?: { csp?: AppCsp } } | undefined)?.ui?.csp ?? {}) as AppCsp;
-    context = await loopbackOnlyContext(browser);
+    context = await loopbackOnlyContext(browser, { timezoneId: READER_TZ, locale: "en-US" });
   }, 120_000);
 
   afterAll(async () => {
@@ -178,6 +186,16 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
     expect(colours).toEqual(["rgb(13, 17, 23)", "rgb(230, 237, 243)"]);
     await saveScreenshot(page, "run-app-finished-dark");
 
+    // A host that passes its style variables: the page's text and background are the host's.
+    const styled = await embedApp(page, { html, csp, toolName: "tracer", args: { query: "trace me" }, result, theme: "light", styles: HOST_STYLES });
+    const styledFrame = await styled.frame();
+    await styledFrame.waitForSelector("rect.wf-bar.wf-model");
+    const hostColours = await styledFrame.evaluate<string[]>(
+      "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color, getComputedStyle(document.getElementById('status')).color]",
+    );
+    expect(hostColours).toEqual([HOST_STYLES["--color-background-primary"], HOST_STYLES["--color-text-primary"], HOST_STYLES["--color-text-secondary"]]);
+    await saveScreenshot(page, "run-app-host-styles");
+
     // The app talked only to its host: no request left the page, and nothing was refused by the CSP.
     expect(requests).toEqual([]);
     expect(consoleLines.filter((line) => /Refused|Content Security Policy/i.test(line))).toEqual([]);
@@ -210,8 +228,26 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
         const frame = await hosted.frame();
         const button = frame.getByRole("button", { name: decision });
         await button.waitFor();
-        expect(await frame.locator("#ask").innerText()).toContain("fx__erase");
-        expect(await frame.locator("#ask").innerText()).toContain(record);
+        const ask = await frame.locator("#ask").innerText();
+        expect(ask).toContain("fx__erase");
+        // The call to approve is shown once, in the list: the approval's raw text, which lists it too, is
+        // repeated neither above the list nor as the run's "answer" below the trace.
+        expect(ask.split(record).length - 1).toBe(1);
+        expect((await frame.locator("body").innerText()).split(record).length - 1).toBe(1);
+        // The deadline as the reader thinks of it: how long is left, and the moment in their own time zone.
+        const expiresAt = new Date(String((question as { expiresAt?: string } | undefined)?.expiresAt));
+        const minutes = Math.round((expiresAt.getTime() - Date.now()) / 60_000);
+        const deadline = frame.locator("#ask time");
+        expect([minutes - 1, minutes, minutes + 1].map((n) => `in ${n} minutes`)).toContain(await deadline.innerText());
+        const local = new Intl.DateTimeFormat("en-US", { dateStyle: "full", timeStyle: "long", timeZone: READER_TZ }).format(expiresAt);
+        const spaces = (text: string | null) => (text ?? "").replace(/\s+/gu, " ");
+        expect(spaces(await deadline.getAttribute("title"))).toBe(spaces(local));
+        expect(spaces(local)).toContain("GMT+5:30");
+        expect(ask).not.toContain(expiresAt.toISOString());
+        // The person in the chat decides: nothing on the page says the orchestrator does.
+        const pageText = await frame.locator("body").innerText();
+        expect(pageText).not.toMatch(/orchestrator/i);
+        expect(pageText).toContain("Waiting for your decision");
         await saveScreenshot(page, `run-app-paused-${era}`);
 
         const pausedRun = (paused._meta as Record<string, string>)["slipsnisse.dev/run"];

@@ -25,6 +25,27 @@ describe("runExpert budgets", () => {
     expect(result.messages.at(-1)).toEqual({ role: "assistant", content: result.text });
   });
 
+  it("max_steps: a call of its own tool on the tool-less last step is a budget stop, not a refusal; a tool it never had stays refused", async () => {
+    const source = new FakeToolSource({ docs: { search: { result: () => textResult("hit") }, read: {} } });
+    const steps = (last: string) =>
+      scriptedModel([
+        { calls: [{ name: "docs__search", input: { q: "a" } }] },
+        { calls: [{ name: "docs__search", input: { q: "b" } }] },
+        { calls: [{ name: last }] },
+      ]);
+    const run = (model: ReturnType<typeof steps>) =>
+      runExpert({ expert: makeExpert({ budget: { max_steps: 3 } }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: source });
+
+    const own = await run(steps("docs__search"));
+    expect(own).toMatchObject({ outcome: "budget_exhausted", usage: { budgetExhausted: "steps", refusedToolCalls: 0 } });
+    expect(own.steps[2]?.toolCalls).toMatchObject([{ name: "docs__search", status: "budget_stop" }]);
+    expect(own.steps[2]?.toolCalls[0]?.server).toBeUndefined();
+
+    const foreign = await run(steps("mail__send"));
+    expect(foreign.usage.refusedToolCalls).toBe(1);
+    expect(foreign.steps[2]?.toolCalls).toMatchObject([{ name: "mail__send", status: "refused" }]);
+  });
+
   it("timeout_ms: a hanging tool is cut at the wall-clock budget", async () => {
     const source = new FakeToolSource({ docs: { search: { result: () => never() }, read: {} } });
     const model = scriptedModel([{ calls: [{ name: "docs__search" }] }, { text: "never reached" }]);
