@@ -25,7 +25,8 @@ import { connectInputRequired, connectPrompter, connectRetry, originOf, supports
 import { registerRunResources } from "./run-resources";
 import { decidedInRunView, RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
-import { progressNotification, resumeGraceMs, streamRef } from "./resumable-calls";
+import { progressNotification, streamRef } from "./resumable-calls";
+import { resumeGraceMs } from "./resume-timing";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 

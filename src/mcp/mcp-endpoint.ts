@@ -17,7 +17,8 @@ import { earlyRefusal } from "./early-refusals";
 import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
 import { readBoundedBody } from "./request-body-limit";
 import { PostedBody } from "./posted-body";
-import { lastEventOf, resumableCallId, resumedStream, resumeRetryMs } from "./resumable-calls";
+import { lastEventOf, resumableCallId, resumedStream } from "./resumable-calls";
+import { resumeRetryMs } from "./resume-timing";
 import { calledTool, mayListTools } from "./tool-requests";
 import { declaresUi, requestDeclaresUi } from "./run-app";
 

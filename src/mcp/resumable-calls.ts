@@ -4,6 +4,7 @@ import type { ExpertSession } from "../experts/session/expert-session";
 import type { StepProgress } from "../experts/run/expert-types";
 import type { ResumableStreamRef, StreamReplay } from "../experts/session/resumable-streams";
 import { toToolResult } from "./expert-tool-result";
+import { resumeGraceMs } from "./resume-timing";
 
 /*
  * Resumable streams (2025-11-25 Streamable HTTP, "Resumability and Redelivery"): a 2025-11-25
@@ -16,30 +17,6 @@ import { toToolResult } from "./expert-tool-result";
  * interrupted and can be retried) instead of a 404 the client cannot act on.
  */
 
-/**
- * How long a client waits before it reconnects (the priming event's `retry`), for an expert
- * whose budget is `timeoutMs`. The SDK clients (v1 and v2 StreamableHTTPClientTransport) take
- * the server's `retry` as their delay, without backoff, and try `maxRetries` = 2 times before
- * they give up and leave the request pending until their own timeout: so a dropped call is tried
- * again at `retry` and at twice it. A restart (`npm start` restarted: workerd back about 7 s
- * later) is spanned when twice the retry outlasts it; a quarter of the budget keeps both tries
- * within half of it, and the cap keeps a client that left from holding its run much longer
- * (the cancel grace below follows the retry).
- */
-export function resumeRetryMs(timeoutMs: number): number {
-  return Math.min(Math.max(Math.round(timeoutMs / 4), MIN_RETRY_MS), MAX_RETRY_MS);
-}
-const MIN_RETRY_MS = 1_000;
-const MAX_RETRY_MS = 4_000;
-/**
- * How long a dropped call waits for its client to reconnect before the run is cancelled: the
- * client's `retry` and a request's way in, with room to spare (a cancel is still within the
- * seconds test/e2e/faults allows a disconnect). The server notices a drop about half a second
- * after the client (mcp-endpoint.ts KEEP_ALIVE_MS), which the client's wait overlaps.
- */
-export function resumeGraceMs(timeoutMs: number): number {
-  return resumeRetryMs(timeoutMs) + 2_000;
-}
 /** How long a resumed stream waits for the run per round; a keep-alive goes out between rounds. */
 const ROUND_MS = 15_000;
 /** Enough rounds for the longest budget (the session ends the stream at the run's deadline first). */

@@ -94,7 +94,11 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     expect(await runDurableObjectAlarm(sessionOf("default", cid))).toBe(true);
 
     const interrupted = `Run ${firstRun} was interrupted: the server restarted during the run`;
-    expect(await sessionOf("default", cid).task(taskId)).toMatchObject({ status: "failed", runId: firstRun, statusMessage: expect.stringContaining(interrupted) });
+    expect(await sessionOf("default", cid).task(taskId)).toMatchObject({
+      status: "failed",
+      runId: firstRun,
+      statusMessage: expect.stringContaining(interrupted),
+    });
     expect(await sessionOf("default", cid).run(firstRun)).toMatchObject({ outcome: "interrupted", error: expect.stringContaining("restarted") });
     expect(model.doGenerateCalls).toHaveLength(0);
     // The client sees it through tasks/get and tasks/result: the same tool error a resumed call gets.

@@ -144,14 +144,7 @@ export class ExpertSession extends DurableObject<Env> {
    * is cancelled as a disconnect always cancelled it. A connection still reading the stream keeps it.
    */
   async streamDropped(streamId: string, graceMs: number, reader = FIRST_READER): Promise<void> {
-    const dropped = this.streams.dropped(streamId, reader);
-    if (!dropped) return;
-    setTimeout(
-      () => {
-        if (dropped.check()) void this.cancel(dropped.runId);
-      },
-      Math.min(Math.max(graceMs, 0), 60_000),
-    );
+    this.streams.giveUpUnlessResumed(streamId, reader, Math.min(Math.max(graceMs, 0), 60_000), (runId) => void this.cancel(runId));
   }
 
   private async runCall(

@@ -1,3 +1,4 @@
+import { log } from "../../observability/logger";
 import type { StepProgress } from "../run/expert-types";
 import type { ExpertCallResult } from "./expert-call";
 import { answerFromRecord } from "./interrupted-run";
@@ -137,17 +138,29 @@ export class ResumableStreams {
   }
 
   /**
-   * `reader`'s connection dropped. When no other connection reads the stream, the run whose id is
-   * returned should be cancelled unless a client resumes the stream before `check` runs; null
-   * when there is nothing to cancel (the run ended, or another connection reads the stream).
+   * `reader`'s connection dropped. When no other connection reads the stream (`reading` 0), the
+   * run whose id is returned should be cancelled unless a client resumes the stream before
+   * `check` runs; null when there is nothing to cancel (the run ended, or the stream is unknown).
    */
-  dropped(id: string, reader: string): { runId: string; check: () => boolean } | null {
+  dropped(id: string, reader: string): { runId: string; reading: number; check: () => boolean } | null {
     const entry = this.entries.get(id);
     if (!entry || entry.result !== undefined) return null;
     entry.readers.delete(reader);
     entry.gone.add(reader);
-    if (entry.readers.size > 0) return null;
-    return { runId: entry.runId, check: () => entry.readers.size === 0 && entry.result === undefined };
+    return { runId: entry.runId, reading: entry.readers.size, check: () => entry.readers.size === 0 && entry.result === undefined };
+  }
+
+  /** `reader`'s connection dropped: `cancel` the run after `graceMs` unless a connection reads its stream by then. */
+  giveUpUnlessResumed(id: string, reader: string, graceMs: number, cancel: (runId: string) => void): void {
+    const dropped = this.dropped(id, reader);
+    if (!dropped) return;
+    if (dropped.reading > 0) {
+      log("info", "call stream dropped; another connection reads it, the run goes on", { runId: dropped.runId });
+      return;
+    }
+    setTimeout(() => {
+      if (dropped.check()) cancel(dropped.runId);
+    }, graceMs);
   }
 
   /**

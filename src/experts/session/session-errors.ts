@@ -74,7 +74,9 @@ export class StreamAnswerLostError extends SlipsnisseError {
     readonly runId: string,
     readonly outcome: string,
   ) {
-    super(`Run ${runId} ended (${outcome}) before this stream was resumed, and its answer is no longer held for the stream (the server restarted, or the stream expired).`);
+    super(
+      `Run ${runId} ended (${outcome}) before this stream was resumed, and its answer is no longer held for the stream (the server restarted, or the stream expired).`,
+    );
     this.fix = `Read the run's record (resource slipsnisse://runs/${runId}), or call the tool again.`;
   }
 }

@@ -19,7 +19,13 @@ const usage = {
   budgetExhausted: null,
 };
 const result = (runId: string): ExpertCallResult => ({ runId, outcome: "ok", text: "done", usage, traceId: "t" });
-const ref = (id: string, requestId: string | number = 1): ResumableStreamRef => ({ id, requestId, structuredExpected: false, timeoutMs: 1_000, progressToken: "p" });
+const ref = (id: string, requestId: string | number = 1): ResumableStreamRef => ({
+  id,
+  requestId,
+  structuredExpected: false,
+  timeoutMs: 1_000,
+  progressToken: "p",
+});
 const recordOf = (id: string, outcome: StoredRun["outcome"]) => ({ id, outcome, startedAt: 1, usage, traceId: "t" }) as StoredRun;
 
 /**
@@ -61,7 +67,11 @@ describe("ResumableStreams' bounds", () => {
       }
       streams.open(ref("new"), "run-new", now);
       const lost = await streams.after("s0", 0, 0, "r", now);
-      expect(lost?.result?.result).toMatchObject({ runId: "run-0", outcome: "error", text: expect.stringContaining("Run run-0 ended (ok) before this stream was resumed") });
+      expect(lost?.result?.result).toMatchObject({
+        runId: "run-0",
+        outcome: "error",
+        text: expect.stringContaining("Run run-0 ended (ok) before this stream was resumed"),
+      });
       expect((await streams.after("s1", 0, 0, "r", now))?.result?.result).toMatchObject({ outcome: "ok", text: "done" });
       expect((await streams.after("running", 0, 0, "r", now))?.result).toBeUndefined();
       expect(await streams.after("new", 0, 0, "r", now)).not.toBeNull();
@@ -79,7 +89,9 @@ describe("ResumableStreams: a resume wins over the drop, whatever the order", ()
       const streams = fresh();
       streams.open(ref("x"), "run-x");
       await streams.after("x", 0, 0, "resumed");
-      expect(streams.dropped("x", FIRST_READER)).toBeNull();
+      const dropped = streams.dropped("x", FIRST_READER);
+      expect(dropped).toMatchObject({ runId: "run-x", reading: 1 });
+      expect(dropped?.check()).toBe(false);
     });
   });
 
@@ -88,7 +100,7 @@ describe("ResumableStreams: a resume wins over the drop, whatever the order", ()
       const streams = fresh();
       streams.open(ref("y"), "run-y");
       const dropped = streams.dropped("y", FIRST_READER);
-      expect(dropped).toMatchObject({ runId: "run-y" });
+      expect(dropped).toMatchObject({ runId: "run-y", reading: 0 });
       await streams.after("y", 0, 0, "resumed");
       expect(dropped?.check()).toBe(false);
 
@@ -102,7 +114,7 @@ describe("ResumableStreams: a resume wins over the drop, whatever the order", ()
       const streams = fresh();
       streams.open(ref("w"), "run-w");
       await streams.after("w", 0, 0, "r1");
-      expect(streams.dropped("w", FIRST_READER)).toBeNull();
+      expect(streams.dropped("w", FIRST_READER)?.reading).toBe(1);
       const dropped = streams.dropped("w", "r1");
       // A round of r1's already on its way reads once more after the drop.
       await streams.after("w", 0, 0, "r1");
