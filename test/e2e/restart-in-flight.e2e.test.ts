@@ -32,6 +32,7 @@ describe("calls in flight when the server restarts", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "restart-in-flight",
+      wrangler: { readyTimeoutMs: 90_000 },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "slow_expert",
@@ -73,18 +74,6 @@ describe("calls in flight when the server restarts", () => {
       const downMs = Date.now() - cutAt;
       release();
 
-      const ended = await Promise.all(calls);
-      for (const { kind, result, endedAfterMs } of ended) {
-        expect(result, `${kind} got ${String(result)} after ${endedAfterMs} ms (server down ${downMs} ms)`).toMatchObject({ isError: true });
-        const call = result as ToolCallResult;
-        const runId = INTERRUPTED.exec(resultText(call))?.[1];
-        expect(runId, resultText(call)).toBeDefined();
-        expect(call._meta?.[META_RUN]).toBe(runId);
-        expect(resultText(call)).toContain("call the tool again");
-        // The SDKs' own timeout is 60 s; the server's retry spans the restart within the budget.
-        expect(endedAfterMs, `${kind}: server down ${downMs} ms, retry ${resumeRetryMs(BUDGET_MS)} ms`).toBeLessThan(BUDGET_MS + SLACK_MS);
-      }
-
       // A resume of the raw call after the restart: the run's outcome for the original request id, at once.
       const resumed = await fetch(url, { headers: { ...HEADERS, "last-event-id": manual.lastEventId } });
       expect(resumed.status).toBe(200);
@@ -107,6 +96,18 @@ describe("calls in flight when the server restarts", () => {
       const taskResult = await rpc(url, "tasks/result", { taskId });
       expect(taskResult.result).toMatchObject({ isError: true });
       expect(JSON.stringify(taskResult.result)).toMatch(INTERRUPTED);
+
+      const ended = await Promise.all(calls);
+      for (const { kind, result, endedAfterMs } of ended) {
+        expect(result, `${kind} got ${String(result)} after ${endedAfterMs} ms (server down ${downMs} ms)`).toMatchObject({ isError: true });
+        const call = result as ToolCallResult;
+        const runId = INTERRUPTED.exec(resultText(call))?.[1];
+        expect(runId, resultText(call)).toBeDefined();
+        expect(call._meta?.[META_RUN]).toBe(runId);
+        expect(resultText(call)).toContain("call the tool again");
+        // The SDKs' own timeout is 60 s; the server's retry spans the restart within the budget.
+        expect(endedAfterMs, `${kind}: server down ${downMs} ms, retry ${resumeRetryMs(BUDGET_MS)} ms`).toBeLessThan(BUDGET_MS + SLACK_MS);
+      }
     } finally {
       release();
       await Promise.allSettled(clients.map((client) => client.close()));
