@@ -43,12 +43,16 @@ export class StreamRecords {
   constructor(private readonly sql: SqlStorage) {}
 
   add(ref: ResumableStreamRef, runId: string, openedAt: number, deadlineAt: number): void {
+    const requestId = JSON.stringify(ref.requestId);
+    const progressToken = ref.progressToken === undefined ? null : JSON.stringify(ref.progressToken);
+    // Both are the client's to choose: an outsized one is not kept (a resume after a restart then finds nothing).
+    if (requestId.length > MAX_ID_CHARS || (progressToken?.length ?? 0) > MAX_ID_CHARS) return;
     this.sql.exec(
       `INSERT OR REPLACE INTO call_streams (id, run_id, request_id, progress_token, structured_expected, opened_at, deadline_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ref.id,
       runId,
-      JSON.stringify(ref.requestId),
-      ref.progressToken === undefined ? null : JSON.stringify(ref.progressToken),
+      requestId,
+      progressToken,
       ref.structuredExpected ? 1 : 0,
       openedAt,
       deadlineAt,
@@ -77,6 +81,8 @@ export class StreamRecords {
     return this.sql.exec(`DELETE FROM call_streams WHERE deadline_at < ?`, before).rowsWritten;
   }
 }
+
+const MAX_ID_CHARS = 1_000;
 
 /** A JSON-RPC id (or progress token) as stored: a string or a number, nothing else. */
 function jsonId(json: string): string | number | undefined {

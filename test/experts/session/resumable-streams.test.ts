@@ -158,6 +158,13 @@ describe("ResumableStreams after a restart", () => {
     });
   });
 
+  it("keeps no record of a stream whose request id is outsized (the client's to choose): a resume after a restart finds nothing", async () => {
+    await withStreams({ "run-big": "interrupted" }, async (fresh) => {
+      fresh().open(ref("big", "x".repeat(2_000)), "run-big");
+      expect(await fresh().after("big", 0, 0, "r")).toBeNull();
+    });
+  });
+
   it("ends a resumed stream at the run's deadline when the run has not ended by then", async () => {
     await withStreams({ "run-slow": "running" }, async (fresh) => {
       const streams = fresh();
