@@ -4,18 +4,9 @@ import type { ExpertCallResult } from "./expert-call";
 import { answerFromRecord } from "./interrupted-run";
 import type { StoredRun } from "./run-log";
 import { IN_FLIGHT_GRACE_MS } from "./runs-in-flight";
-import { StreamRecords } from "./stream-records";
+import { type ResumableStreamRef, StreamRecords } from "./stream-records";
 
-/** What a resumed stream needs to write its events as the first stream would have. */
-export interface ResumableStreamRef {
-  /** Minted by the MCP surface; the stream's event ids are `<id>:<n>`. */
-  id: string;
-  requestId: string | number;
-  progressToken?: string | number;
-  structuredExpected: boolean;
-  /** The expert's `budget.timeout_ms`: a resumed stream waits for the run no longer than that (and a grace). */
-  timeoutMs: number;
-}
+export type { ResumableStreamRef };
 
 /** The events after a resumption point: progress (numbered from 1 when progress is sent) and, once the run ended, its result. */
 export interface StreamReplay {
