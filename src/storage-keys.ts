@@ -100,8 +100,8 @@
  *   threads, thread_turns  follow-up conversations bound to the session's user.
  *   paused_runs            runs paused on an ask_back question or on calls awaiting approval, until
  *                          answered or decided (the turns, the waiting calls' arguments; no secrets).
- *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to run it
- *                     again after a restart) and its result, until the task's ttl runs out; the
+ *   tasks                  expert calls run as MCP Tasks: status, the call's arguments (to resume
+ *                     it after the user's reply) and its result, until the task's ttl runs out; the
  *                     Tasks protocol it was created through (v1 2025-11-25, v2 the 2026-07-28
  *                     extension) and, while it waits for its user, the paused run's question
  *                     (src/experts/session/task-store.ts).
@@ -114,6 +114,10 @@
  *                     day, with the version last copied to D1, and the runs holding an in-flight slot
  *                     (src/experts/limits/limit-counters.ts); days before yesterday are deleted once
  *                     in D1. A restart frees the slots (nothing runs in a fresh instance).
+ *   call_streams           a resumable 2025-11-25 call stream's id → its run id, the client's request id
+ *                     and progress token, and the run's deadline, so a resume after a restart gets the
+ *                     run's outcome (src/experts/session/stream-records.ts); dropped ten minutes after
+ *                     the deadline.
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  { skill } while a run holds a slot in the skill's SkillLimiter
  *                     (src/experts/limits/run-limits.ts); the session's fresh instance frees what a

@@ -19,12 +19,14 @@ import { expertInputSchema, splitThread } from "./expert-tool-schema";
 import { TASKS_CAPABILITY, TASKS_EXTENSION } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
+import { interruptedRunResult } from "../experts/session/interrupted-run";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";
 import { decidedInRunView, RUN_APP_EXTENSION, RUN_APP_TOOL_META, registerRunApp } from "./run-app";
 import { type CallStream, type ClientRequester, capabilitiesOfConnection, routedRequester } from "./mid-call-requests";
-import { progressNotification, RESUME_GRACE_MS, streamRef } from "./resumable-calls";
+import { progressNotification, streamRef } from "./resumable-calls";
+import { resumeGraceMs } from "./resume-timing";
 
 export const SERVER_INFO = { name: "slipsnisse", version: "0.1.0" } as const;
 
@@ -261,13 +263,17 @@ async function callExpert(
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
   // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
-  const stream = resumableStream === undefined ? undefined : streamRef(resumableStream, ctx.mcpReq.id, progressToken, expert.output_schema !== undefined);
+  const stream =
+    resumableStream === undefined
+      ? undefined
+      : streamRef(resumableStream, ctx.mcpReq.id, progressToken, expert.output_schema !== undefined, expert.budget.timeout_ms);
   // Closing the stream (2026-07-28), or a cancel this server instance receives (legacy SSE keeps
   // one instance per connection), aborts the run in the session; a dropped resumable stream only
   // if its client does not reconnect with Last-Event-ID in time (ExpertSession.streamDropped).
   // The client is gone by then and workerd ends this invocation right after the abort event:
   // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
-  const onAbort = () => waitUntil(stream ? stub.streamDropped(stream.id, RESUME_GRACE_MS).catch(() => undefined) : stub.cancel(runId).catch(() => false));
+  const onAbort = () =>
+    waitUntil(stream ? stub.streamDropped(stream.id, resumeGraceMs(expert.budget.timeout_ms)).catch(() => undefined) : stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
   try {
     const decision = {
@@ -304,6 +310,12 @@ async function callExpert(
     );
   } catch (error) {
     log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
+    // The session restarted under the call (a deploy, an eviction): its fresh instance closed the
+    // run as interrupted, which the client can retry. A stub that saw the reset stays broken.
+    const record = await sessionStub(env, skill.name, user.userId)
+      .run(runId)
+      .catch(() => null);
+    if (record?.outcome === "interrupted") return toToolResult(interruptedRunResult(runId, record.startedAt), expert.output_schema !== undefined);
     return {
       isError: true,
       content: [

@@ -17,7 +17,8 @@ import { earlyRefusal } from "./early-refusals";
 import { CallStream, capabilitiesOfConnection, clientRepliesIn, connectionIdFor, initializeCapabilities } from "./mid-call-requests";
 import { readBoundedBody } from "./request-body-limit";
 import { PostedBody } from "./posted-body";
-import { lastEventOf, RESUME_RETRY_MS, resumableCallId, resumedStream } from "./resumable-calls";
+import { lastEventOf, resumableCallId, resumedStream } from "./resumable-calls";
+import { resumeRetryMs } from "./resume-timing";
 import { calledTool, mayListTools } from "./tool-requests";
 import { declaresUi, requestDeclaresUi } from "./run-app";
 
@@ -137,7 +138,7 @@ export async function serveMcp(request: Request, env: Env, user: UserProps): Pro
   // A 2025-11-25 client resuming a call's stream after its connection dropped (resumable-calls.ts).
   const last = request.method === "GET" ? lastEventOf(request) : undefined;
   if (last) {
-    const resumed = await resumedStream(sessionStub(env, skill.name, user.userId), last);
+    const resumed = await resumedStream(() => sessionStub(env, skill.name, user.userId), last);
     return (
       resumed ??
       Response.json(
@@ -167,10 +168,11 @@ export async function serveMcp(request: Request, env: Env, user: UserProps): Pro
     const initialize = connection === undefined ? initializeCapabilities(body) : undefined;
     if (connection === undefined) minted = connectionIdFor(initialize);
     const resumable = resumableCallId(request, body);
+    // The retry follows the called expert's budget (resumable-calls.ts); a call of no expert is not resumable.
+    const budget = resumable === undefined ? undefined : skill.config.experts.find((expert) => expert.name === calledTool(body))?.budget;
+    const stream = resumable === undefined || budget === undefined ? undefined : { id: resumable, retryMs: resumeRetryMs(budget.timeout_ms) };
     const declared = capabilitiesOfConnection(connection);
-    if (resumable !== undefined || declared?.elicitation) {
-      props.callStream = new CallStream(resumable === undefined ? undefined : { id: resumable, retryMs: RESUME_RETRY_MS });
-    }
+    if (stream !== undefined || declared?.elicitation) props.callStream = new CallStream(stream);
     // MCP Tasks requests are answered before the SDK, which serves none (2025-11-25 core Tasks
     // in expert-tasks.ts, the 2026-07-28 extension in expert-tasks-extension.ts).
     // 2026-07-28 `subscriptions/listen` too: a stream carries only the caller's own runs and tasks (listen-stream.ts).

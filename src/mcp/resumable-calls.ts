@@ -4,6 +4,7 @@ import type { ExpertSession } from "../experts/session/expert-session";
 import type { StepProgress } from "../experts/run/expert-types";
 import type { ResumableStreamRef, StreamReplay } from "../experts/session/resumable-streams";
 import { toToolResult } from "./expert-tool-result";
+import { resumeGraceMs } from "./resume-timing";
 
 /*
  * Resumable streams (2025-11-25 Streamable HTTP, "Resumability and Redelivery"): a 2025-11-25
@@ -11,19 +12,15 @@ import { toToolResult } from "./expert-tool-result";
  * carries an id (CallStream). When the connection drops, the run goes on in the user's session,
  * which keeps the call's progress and answer (resumable-streams.ts); the client's GET with
  * `Last-Event-ID` gets the events after that one and the answer, from any Worker instance.
+ * Which run and request a stream id names is durable in the session, so after a restart that
+ * cut the run, a resume is answered at once with the run's outcome (a tool error saying it was
+ * interrupted and can be retried) instead of a 404 the client cannot act on.
  */
 
-/** How long a client waits before it reconnects (the priming event's `retry`). */
-export const RESUME_RETRY_MS = 1_000;
-/**
- * How long a dropped call waits for its client to reconnect before the run is cancelled: the
- * client's `retry` and a request's way in, with room to spare (a cancel is still within the
- * seconds test/e2e/faults allows a disconnect).
- */
-export const RESUME_GRACE_MS = 4_000;
 /** How long a resumed stream waits for the run per round; a keep-alive goes out between rounds. */
 const ROUND_MS = 15_000;
-const MAX_ROUNDS = 480;
+/** Enough rounds for the longest budget (the session ends the stream at the run's deadline first). */
+const MAX_ROUNDS = 60;
 const EVENT_ID = /^([0-9a-f-]{36}):(\d{1,6})$/;
 
 /** A stream id for a POSTed 2025-11-25 `tools/call` (the revision whose clients accept a priming event with empty data). */
@@ -49,25 +46,47 @@ export function progressNotification(progressToken: string | number, progress: S
   };
 }
 
-export function streamRef(id: string, requestId: string | number, progressToken: string | number | undefined, structuredExpected: boolean): ResumableStreamRef {
-  return { id, requestId, structuredExpected, ...(progressToken === undefined ? {} : { progressToken }) };
+export function streamRef(
+  id: string,
+  requestId: string | number,
+  progressToken: string | number | undefined,
+  structuredExpected: boolean,
+  timeoutMs: number,
+): ResumableStreamRef {
+  return { id, requestId, structuredExpected, timeoutMs, ...(progressToken === undefined ? {} : { progressToken }) };
 }
 
-/** The resumed stream for `Last-Event-ID`; null when the caller's session knows no such stream (another user's, or long ended). */
-export async function resumedStream(
-  session: Pick<ExpertSession, "resumeStream" | "streamDropped">,
-  last: { stream: string; seq: number },
-): Promise<Response | null> {
-  const first = await session.resumeStream(last.stream, last.seq, 0);
+type StreamSession = Pick<ExpertSession, "resumeStream" | "streamDropped">;
+
+/**
+ * The resumed stream for `Last-Event-ID`; null when the caller's session knows no such stream
+ * (another user's, or long ended). `session` gives a stub of the caller's session: a fresh one
+ * after a call on the last one failed (the object restarted: a stub that saw a reset stays
+ * broken), and the restarted session answers from the run's record (interrupted).
+ */
+export async function resumedStream(session: () => StreamSession, last: { stream: string; seq: number }): Promise<Response | null> {
+  // This connection's name in the session: its drop gives up the run only if no other connection reads the stream.
+  const reader = crypto.randomUUID();
+  let stub = session();
+  const read = async (after: number, waitMs: number): Promise<StreamReplay | null> => {
+    try {
+      return await stub.resumeStream(last.stream, after, waitMs, reader);
+    } catch {
+      stub = session();
+      return stub.resumeStream(last.stream, after, waitMs, reader);
+    }
+  };
+  const first = await read(last.seq, 0);
   if (!first) return null;
   const encoder = new TextEncoder();
   const frame = (seq: number, message: Record<string, unknown>) =>
     encoder.encode(`event: message\nid: ${last.stream}:${seq}\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...message })}\n\n`);
   let after = last.seq;
+  let gone = false;
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       let replay: StreamReplay | null = first;
-      for (let round = 0; replay && round < MAX_ROUNDS; round++) {
+      for (let round = 0; replay && !gone && round < MAX_ROUNDS; round++) {
         const token = replay.ref.progressToken;
         for (const event of replay.progress) if (token !== undefined) controller.enqueue(frame(event.seq, progressNotification(token, event.progress)));
         after = replay.progress.at(-1)?.seq ?? after;
@@ -77,13 +96,14 @@ export async function resumedStream(
           break;
         }
         controller.enqueue(encoder.encode(": keepalive\n\n"));
-        replay = await session.resumeStream(last.stream, after, ROUND_MS);
+        replay = await read(after, ROUND_MS).catch(() => null);
       }
-      controller.close();
+      if (!gone) controller.close();
     },
     // The resumed connection dropped as well: the same grace before the run is given up.
     cancel() {
-      waitUntil(session.streamDropped(last.stream, RESUME_GRACE_MS).catch(() => undefined));
+      gone = true;
+      waitUntil(stub.streamDropped(last.stream, resumeGraceMs(first.ref.timeoutMs), reader).catch(() => undefined));
     },
   });
   return new Response(body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });

@@ -2,6 +2,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "./harness/fake-openai-server";
+import { waitFor } from "../support/wait-for";
 
 /**
  * A 2025-11-25 call's SSE stream dropped mid-call and resumed (Streamable HTTP "Resumability and
@@ -84,6 +85,64 @@ describe("a dropped call stream resumed with Last-Event-ID through wrangler dev"
       await client.close();
     }
   }, 60_000);
+
+  /**
+   * Issue 35.5: a client that reconnects at once (0 ms: the priming event's `retry` rewritten to
+   * 0, which the SDK client takes as its delay) is back before the server noticed the drop. The
+   * drop, noticed after, must not give the run up while the resumed connection reads it. The
+   * model's second step waits for the server's word that it saw the drop and kept the run (or,
+   * without it, for as long as a cancel would have taken, so the old order-dependent cancel shows).
+   */
+  it("a resume at once, before the server noticed the drop, is not cancelled: the answer comes on the resumed stream", async () => {
+    const kept = /call stream dropped; another connection reads it/g;
+    const keptBefore = stack.dev.logs().match(kept)?.length ?? 0;
+    stack.fake.reset(async (request) => {
+      const results = toolResultMessages(request);
+      if (results.length === 0) return toolCallsReply({ name: "fx__echo", arguments: { text: "one" } });
+      if (results.length === 1) {
+        await waitFor(
+          "the server to notice the drop and keep the run",
+          () => ((stack.dev.logs().match(kept)?.length ?? 0) > keptBefore ? true : undefined),
+          12_000,
+        ).catch(() => undefined);
+        return toolCallsReply({ name: "fx__echo", arguments: { text: "two" } });
+      }
+      return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
+    });
+
+    const resumedWith: string[] = [];
+    let cut = false;
+    const fetchAtOnce = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const lastEventId = new Headers(init?.headers).get("last-event-id");
+      if (init?.method === "GET" && lastEventId) resumedWith.push(lastEventId);
+      const response = await fetch(input, init);
+      const isCall = init?.method === "POST" && typeof init.body === "string" && init.body.includes('"tools/call"');
+      if (!isCall || cut || !response.body) return response;
+      cut = true;
+      return new Response(
+        dropAfterFirstProgress(retryAtOnce(response.body), () => undefined),
+        { status: response.status, headers: response.headers },
+      );
+    };
+    const client = new Client({ name: "slipsnisse-e2e-resume-at-once", version: "0.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: fetchAtOnce }));
+    try {
+      const result = await client.callTool(
+        { name: "echo_expert", arguments: { query: "resume me at once" } },
+        { onprogress: () => undefined, timeout: 30_000 },
+      );
+      expect(cut).toBe(true);
+      expect(resumedWith).toHaveLength(1);
+      const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
+      expect(result.isError).toBeFalsy();
+      expect(text).toContain("downstream said:");
+      expect(text).toContain("two");
+      // The drop reached the server after the resume, and the server said it kept the run.
+      expect(stack.dev.logs().match(kept)?.length ?? 0).toBeGreaterThan(keptBefore);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
 
 /** Passes the stream through until a progress event went by, then drops the connection. */
@@ -108,4 +167,17 @@ function dropAfterFirstProgress(body: ReadableStream<Uint8Array>, onDrop: () => 
       if (seen.includes("notifications/progress")) drop = true;
     },
   });
+}
+
+/** The priming event's `retry` set to 0: the SDK client reconnects at once (it takes the server's retry as its delay). */
+function retryAtOnce(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        controller.enqueue(encoder.encode(decoder.decode(chunk, { stream: true }).replace(/^retry: \d+$/m, "retry: 0")));
+      },
+    }),
+  );
 }

@@ -37,17 +37,18 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension (SEP-2663)", (
   const models = useCatalogWithScriptedModels(catalog);
 
   // First, like expert-tasks.test.ts: aborting the Durable Objects while other tests' objects are busy crashes workerd.
-  it("a task a restart cut off is run again by the alarm and its result is inlined by tasks/get", async () => {
-    models.play([{ text: "Answered after the restart." }]);
+  it("a task a restart cut off fails, and tasks/get says its run was interrupted and can be retried", async () => {
+    const model = models.play([{ text: "Must not run: the cut run may have called tools already." }]);
     const taskId = crypto.randomUUID();
+    const runId = crypto.randomUUID();
     const now = Date.now();
     await runInDurableObject(sessionOf("default", cid), async (_instance, state) => {
-      const request = { runId: crypto.randomUUID(), skill: "default", expert: "ask_docs", args: { query: "survive a restart" }, user: cid };
+      const request = { runId, skill: "default", expert: "ask_docs", args: { query: "survive a restart" }, user: cid };
       state.storage.sql.exec(
         `INSERT INTO tasks (task_id, run_id, status, status_message, request, structured_expected, created_at, updated_at, expires_at, attempts, generation)
          VALUES (?, ?, 'working', 'Running.', ?, 0, ?, ?, ?, 1, 'v2')`,
         taskId,
-        request.runId,
+        runId,
         JSON.stringify(request),
         now,
         now,
@@ -57,11 +58,12 @@ describe("expert calls as tasks of the 2026-07-28 Tasks extension (SEP-2663)", (
     });
     await abortAllDurableObjects();
     expect(await runDurableObjectAlarm(sessionOf("default", cid))).toBe(true);
+    expect(model.doGenerateCalls).toHaveLength(0);
     const { client, raw } = await connectTasksV2(URL, as(cid));
     try {
       const got = await raw("tasks/get", { taskId, _meta: requestMeta(true) });
-      expect(got.result).toMatchObject({ status: "completed", result: { resultType: "complete" } });
-      expect(textOf((got.result?.result ?? {}) as { content?: unknown })).toMatch(/^Answered after the restart\./);
+      expect(got.result).toMatchObject({ status: "failed", error: { message: expect.stringContaining(`Run ${runId} was interrupted: the server restarted`) } });
+      expect(JSON.stringify(got.result)).toContain("call the tool again");
     } finally {
       await client.close();
     }

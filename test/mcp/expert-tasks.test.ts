@@ -63,8 +63,8 @@ async function rpc(
 describe("expert calls as MCP Tasks (2025-11-25)", () => {
   const models = useCatalogWithScriptedModels(catalog);
 
-  it("a task a restart cut off is run again by the alarm and finishes", async () => {
-    models.play([{ text: "Answered after the restart." }]);
+  it("a task a restart cut off fails, naming its run as interrupted, and is not run again behind the client's back", async () => {
+    const model = models.play([{ text: "Must not run: the cut run may have called tools already." }]);
     const taskId = crypto.randomUUID();
     const firstRun = crypto.randomUUID();
     const now = Date.now();
@@ -93,20 +93,20 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     await abortAllDurableObjects();
     expect(await runDurableObjectAlarm(sessionOf("default", cid))).toBe(true);
 
-    const task = await sessionOf("default", cid).task(taskId);
-    expect(task).toMatchObject({ status: "completed", attempts: 2 });
-    expect(task?.runId).not.toBe(firstRun);
+    const interrupted = `Run ${firstRun} was interrupted: the server restarted during the run`;
+    expect(await sessionOf("default", cid).task(taskId)).toMatchObject({
+      status: "failed",
+      runId: firstRun,
+      statusMessage: expect.stringContaining(interrupted),
+    });
     expect(await sessionOf("default", cid).run(firstRun)).toMatchObject({ outcome: "interrupted", error: expect.stringContaining("restarted") });
-    const { client, tasks } = await connect(cid);
-    try {
-      const outcome = await tasks.task(toTaskId(taskId)).result();
-      expect(outcome.status).toBe("completed");
-      if (outcome.status !== "completed") return;
-      expect(textOf(outcome.result as { content?: unknown })).toContain("Answered after the restart.");
-    } finally {
-      await tasks.close();
-      await client.close();
-    }
+    expect(model.doGenerateCalls).toHaveLength(0);
+    // The client sees it through tasks/get and tasks/result: the same tool error a resumed call gets.
+    expect((await rpc(cid, "tasks/get", { taskId })).result).toMatchObject({ status: "failed", statusMessage: expect.stringContaining(interrupted) });
+    const result = (await rpc(cid, "tasks/result", { taskId })).result;
+    expect(result).toMatchObject({ isError: true, _meta: { [RELATED_TASK]: { taskId } } });
+    expect(textOf(result as { content?: unknown })).toContain(interrupted);
+    expect(textOf(result as { content?: unknown })).toContain("call the tool again");
   });
 
   it("runs as a task: created at once, polled with progress to completion, listed, result fetched", async () => {

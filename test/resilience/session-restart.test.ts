@@ -70,6 +70,36 @@ describe("ExpertSession across restarts", () => {
     expect(await sessionOf(skill).callExpert(callOf(skill, "notes", "Still there?"))).toMatchObject({ outcome: "ok", text: "Back." });
   });
 
+  /**
+   * A 2025-11-25 call's stream whose run a restart cut off (staged as above, with the stream's
+   * durable record the session writes when the call starts): a resume with Last-Event-ID gets
+   * the run's outcome at once, for the client's original request id.
+   */
+  it("a resume of a stream whose run a restart cut off gets the interrupted outcome, not nothing", async () => {
+    const runId = crypto.randomUUID();
+    const streamId = crypto.randomUUID();
+    await runInDurableObject(sessionOf(skill), (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
+         VALUES (?, ?, 'notes', 'u-carol', NULL, 1, 'openai-compatible', NULL, 'running', ?)`,
+        runId,
+        skill,
+        Date.now(),
+      );
+      state.storage.sql.exec(
+        `INSERT INTO call_streams (id, run_id, request_id, progress_token, structured_expected, opened_at, deadline_at) VALUES (?, ?, '5', '"tok"', 0, ?, ?)`,
+        streamId,
+        runId,
+        Date.now(),
+        Date.now() + 60_000,
+      );
+    });
+    await abortAllDurableObjects();
+    const replay = await sessionOf(skill).resumeStream(streamId, 2, 30_000, "reader");
+    expect(replay?.ref).toMatchObject({ requestId: 5, progressToken: "tok" });
+    expect(replay?.result).toMatchObject({ seq: 3, result: { runId, outcome: "error", text: expect.stringContaining(`Run ${runId} was interrupted`) } });
+  });
+
   it("run records of every outcome survive a restart", async () => {
     const before = await sessionOf(skill).recentRuns(200);
     await abortAllDurableObjects();

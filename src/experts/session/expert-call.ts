@@ -2,7 +2,7 @@ import type { UserProps } from "../../auth/user-props";
 import type { EvalRunOptions } from "../evals/eval-call";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord } from "../run/expert-types";
 import type { ConnectRequest } from "./connection-gate";
-import type { ResumableStreamRef } from "./resumable-streams";
+import type { ResumableStreamRef } from "./stream-records";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */

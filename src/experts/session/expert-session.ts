@@ -26,7 +26,7 @@ import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 import { finishRunTrace, interruptedIndexEntry, startRunTrace } from "../trace/session-run-trace";
 import { ClientReplies, type ClientReply } from "./client-replies";
-import { ResumableStreams, type StreamReplay } from "./resumable-streams";
+import { FIRST_READER, ResumableStreams, type StreamReplay } from "./resumable-streams";
 import { SessionTasks, type TaskInputReply } from "./session-tasks";
 import { SessionListeners } from "./session-listeners";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "./task-store";
@@ -53,7 +53,7 @@ export class ExpertSession extends DurableObject<Env> {
   /** The user's `subscriptions/listen` streams (2026-07-28), as hibernatable WebSockets (session-listeners.ts). */
   private readonly listeners: SessionListeners;
   private readonly clientReplies = new ClientReplies();
-  private readonly streams = new ResumableStreams();
+  private readonly streams: ResumableStreams;
   /** Index rows of ended runs, written to D1 in batches by the alarm. */
   private readonly indexOutbox: RunIndexOutbox;
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
@@ -76,6 +76,7 @@ export class ExpertSession extends DurableObject<Env> {
     this.runs = new RunLog(ctx.storage.sql);
     this.threads = new ThreadStore(ctx.storage.sql);
     this.paused = new PausedRuns(ctx.storage.sql);
+    this.streams = new ResumableStreams(ctx.storage.sql, (runId) => this.runs.get(runId));
     this.tasks = new SessionTasks({
       sql: ctx.storage.sql,
       run: (request, onProgress) => this.callExpert(request, onProgress),
@@ -87,15 +88,17 @@ export class ExpertSession extends DurableObject<Env> {
     this.live = new LivePublisher(env, ctx);
     this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
-    // each is closed and indexed as interrupted.
+    // each is closed and indexed as interrupted, and a task it ran fails saying so.
     const now = Date.now();
-    ctx.storage.transactionSync(() => {
+    const cutTasks = ctx.storage.transactionSync(() => {
       this.indexOutbox.add(
         this.runs.unfinished().map((run) => interruptedIndexEntry(run, now)),
         now,
       );
       this.runs.abandonUnfinished(now);
+      return this.tasks.interrupted(now);
     });
+    for (const taskId of cutTasks) this.listeners.taskChanged(taskId);
     void this.armAlarm(now);
     // Before any call is let in, so a cut-off run's slot is free for the next one.
     void ctx.blockConcurrencyWhile(() =>
@@ -127,25 +130,22 @@ export class ExpertSession extends DurableObject<Env> {
     return result;
   }
 
-  /** The events of a resumable call's stream after event `after` (waiting up to `waitMs` for one); null when unknown here. */
-  async resumeStream(streamId: string, after: number, waitMs: number): Promise<StreamReplay | null> {
-    return this.streams.after(streamId, after, Math.min(Math.max(waitMs, 0), 30_000));
+  /**
+   * The events of a resumable call's stream after event `after` (waiting up to `waitMs` for one)
+   * for the connection `reader` names (resumable-streams.ts); null when unknown here.
+   */
+  async resumeStream(streamId: string, after: number, waitMs: number, reader: string): Promise<StreamReplay | null> {
+    return this.streams.after(streamId, after, Math.min(Math.max(waitMs, 0), 30_000), reader);
   }
 
   /**
-   * A resumable call's stream dropped. The 2025 transport says a disconnect is no cancel, so the
-   * run goes on for a client that reconnects with Last-Event-ID within `graceMs`; a client that
-   * does not has left, and the run is cancelled as a disconnect always cancelled it.
+   * A resumable call's stream dropped (the first response, or the resumed one `reader` names).
+   * The 2025 transport says a disconnect is no cancel, so the run goes on for a client that
+   * reconnects with Last-Event-ID within `graceMs`; a client that does not has left, and the run
+   * is cancelled as a disconnect always cancelled it. A connection still reading the stream keeps it.
    */
-  async streamDropped(streamId: string, graceMs: number): Promise<void> {
-    const dropped = this.streams.dropped(streamId);
-    if (!dropped) return;
-    setTimeout(
-      () => {
-        if (dropped.check()) void this.cancel(dropped.runId);
-      },
-      Math.min(Math.max(graceMs, 0), 60_000),
-    );
+  async streamDropped(streamId: string, graceMs: number, reader = FIRST_READER): Promise<void> {
+    this.streams.giveUpUnlessResumed(streamId, reader, Math.min(Math.max(graceMs, 0), 60_000), (runId) => void this.cancel(runId));
   }
 
   private async runCall(

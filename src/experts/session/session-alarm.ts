@@ -1,7 +1,7 @@
 /**
  * An ExpertSession has one alarm (a Durable Object has one) for four jobs, each with its own
  * next due time: flushing the run index outbox (about a second after a run ends), MCP tasks
- * (running ones keep the object alive; ones a restart cut off are run again), runs in flight
+ * (running ones keep the object alive; ones a restart cut off fail at its start), runs in flight
  * (just after a run's budget timeout, so a restart that cut it off wakes a fresh instance, which
  * closes and indexes it, without waiting for the user's next call) and the retention purge (when
  * the oldest row expires, at most a day away). The alarm is set to the earliest; `alarm()` does

@@ -1,4 +1,5 @@
 import { LIMIT_COUNTER_TABLES } from "../limits/limit-counters";
+import { CALL_STREAMS_TABLE } from "./stream-records";
 
 /**
  * The ExpertSession's SQLite tables (one Durable Object per tenant, skill and user). This is
@@ -24,6 +25,8 @@ import { LIMIT_COUNTER_TABLES } from "../limits/limit-counters";
  * limit_counters     this user's usage counters of the skill (limits.per_user) per UTC day, with
  *                    the version last copied to D1 (src/experts/limits/limit-counters.ts).
  * limit_runs         the runs holding an in-flight slot in those counters.
+ * call_streams       a resumable 2025-11-25 call stream's id with its run id, the client's request id
+ *                    and progress token, and its deadline (stream-records.ts); dropped ten minutes after it.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -134,6 +137,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [...LIMIT_COUNTER_TABLES],
   // The 2026-07-28 Tasks extension: which protocol a task speaks, and the user input it waits for.
   [`ALTER TABLE tasks ADD COLUMN generation TEXT NOT NULL DEFAULT 'v1'`, `ALTER TABLE tasks ADD COLUMN input_request TEXT`],
+  // Which run and request a resumable call stream names, so a resume after a restart finds the run's outcome (stream-records.ts).
+  [...CALL_STREAMS_TABLE],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

@@ -1,6 +1,7 @@
 import { log } from "../../observability/logger";
 import type { StepProgress } from "../run/expert-types";
 import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
+import { interruptedRunResult } from "./interrupted-run";
 import { type PendingInput, type StoredTask, type TaskGeneration, type TaskOutcome, type TerminalStatus, TaskStore } from "./task-store";
 
 /** The user's reply to an `input_required` task, as the MCP layer read it from `tasks/update`. */
@@ -23,8 +24,9 @@ export interface SessionTaskDeps {
 /**
  * Expert calls run as MCP Tasks, independent of the request that created them: the call starts
  * at once, and the alarm handler (onAlarm) waits for the running ones, which keeps the object
- * alive; a task a restart cut off is still "working" in SQLite with its request, and the next
- * alarm runs it again under a new run id (at most MAX_TASK_ATTEMPTS times).
+ * alive. A task a restart cut off fails (interrupted) when the fresh instance starts: it is not
+ * run again behind the client's back, since its run may have called downstream tools already;
+ * the client sees why and may call again, as a plain call's client does.
  */
 export class SessionTasks {
   private readonly store: TaskStore;
@@ -95,11 +97,21 @@ export class SessionTasks {
     return true;
   }
 
-  /** The alarm's part: drop expired tasks, start those a restart cut off, wait for every running one. */
-  /** Returns how many running tasks it waited for. */
+  /**
+   * On a fresh instance nothing runs yet, so every "working" task's run was cut off by the
+   * restart (the constructor closes those runs as interrupted): each task fails with the same
+   * tool error a resumed call gets. Returns the task ids (their listeners are told).
+   */
+  interrupted(now: number): string[] {
+    return this.store
+      .working()
+      .filter(({ task }) => this.store.end(task.taskId, "failed", interruptedRunResult(task.runId).text, interruptedRunResult(task.runId, task.updatedAt), now))
+      .map(({ task }) => task.taskId);
+  }
+
+  /** The alarm's part: drop expired tasks, wait for every running one. Returns how many it waited for. */
   async onAlarm(now = Date.now()): Promise<number> {
     this.store.purgeExpired(now);
-    for (const { task, request } of this.store.working()) this.launch(task, request);
     const running = [...this.running.values()];
     await Promise.allSettled(running);
     return running.length;
@@ -111,14 +123,8 @@ export class SessionTasks {
 
   private launch(task: StoredTask, request: ExpertCallRequest): void {
     if (this.running.has(task.taskId)) return;
-    // The first attempt keeps the run id the caller minted; a rerun is a new run.
-    const runId = task.attempts === 0 ? request.runId : crypto.randomUUID();
-    if (!this.store.attempt(task.taskId, runId, Date.now())) {
-      // Given up after too many restarts: the task just failed.
-      if (this.store.getTask(task.taskId)?.status === "failed") this.deps.changed?.(task.taskId);
-      return;
-    }
-    const done = this.execute(task.taskId, { ...request, runId }, task.generation).finally(() => this.running.delete(task.taskId));
+    if (!this.store.attempt(task.taskId, request.runId, Date.now())) return;
+    const done = this.execute(task.taskId, request, task.generation).finally(() => this.running.delete(task.taskId));
     this.running.set(task.taskId, done);
   }
 

@@ -51,8 +51,6 @@ export interface TaskOutcome {
 
 export const DEFAULT_TASK_TTL_MS = 3_600_000;
 export const MAX_TASK_TTL_MS = 86_400_000;
-/** A call cut off by restarts this many times ends failed instead of starting again. */
-export const MAX_TASK_ATTEMPTS = 3;
 
 const usageSchema = z.object({
   steps: z.number(),
@@ -174,7 +172,7 @@ export class TaskStore {
     return rows.toArray().map(toTask);
   }
 
-  /** Working tasks with the request to run them (again). */
+  /** Working tasks with their requests. */
   working(): Array<{ task: StoredTask; request: ExpertCallRequest }> {
     return this.sql
       .exec<TaskRow>(`SELECT * FROM tasks WHERE status = 'working'`)
@@ -185,14 +183,10 @@ export class TaskStore {
       });
   }
 
-  /** The call runs (again) under `runId`; a task cut off too often fails instead. */
+  /** The call runs under `runId`; false when the task no longer works (cancelled first). */
   attempt(taskId: string, runId: string, now: number): boolean {
     const row = this.sql.exec<{ attempts: number }>(`SELECT attempts FROM tasks WHERE task_id = ? AND status = 'working'`, taskId).toArray()[0];
     if (!row) return false;
-    if (row.attempts >= MAX_TASK_ATTEMPTS) {
-      this.end(taskId, "failed", `The task was interrupted ${row.attempts} times by session restarts and was given up.`, null, now);
-      return false;
-    }
     this.sql.exec(`UPDATE tasks SET run_id = ?, attempts = attempts + 1, status_message = 'Running.', updated_at = ? WHERE task_id = ?`, runId, now, taskId);
     return true;
   }

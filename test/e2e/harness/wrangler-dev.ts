@@ -39,6 +39,13 @@ export interface WranglerDev {
   startupMs: number;
   logs(): string;
   stop(): Promise<void>;
+  /**
+   * Ends this wrangler dev as a restart does (SIGTERM to its process group: wrangler and both
+   * workerd processes die) and starts it again on the same ports with the same persisted state,
+   * resolved once it answers again. The returned server replaces this one (this one's `stop`
+   * then does nothing). Absent on the shared server, which other files use.
+   */
+  restart?(): Promise<WranglerDev>;
 }
 
 async function answersHttp(url: string): Promise<boolean> {
@@ -91,8 +98,8 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
 
 const PORT_ATTEMPTS = 3;
 
-async function launch(projectDir: string, persistDir: string, options: WranglerDevOptions): Promise<WranglerDev> {
-  const [port, inspectorPort] = await twoFreePorts();
+async function launch(projectDir: string, persistDir: string, options: WranglerDevOptions, ports?: [number, number]): Promise<WranglerDev> {
+  const [port, inspectorPort] = ports ?? (await twoFreePorts());
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
     "dev",
@@ -147,5 +154,10 @@ async function launch(projectDir: string, persistDir: string, options: WranglerD
     throw error;
   }
   const startupMs = performance.now() - started;
-  return { baseUrl, port, pgid, persistDir, startupMs, logs: () => tail.text(), stop };
+  const restart = async (): Promise<WranglerDev> => {
+    stopped = true;
+    await killProcessGroup(pgid);
+    return launch(projectDir, persistDir, options, [port, inspectorPort]);
+  };
+  return { baseUrl, port, pgid, persistDir, startupMs, logs: () => tail.text(), stop, restart };
 }

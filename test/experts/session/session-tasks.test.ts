@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HEARTBEAT_MS, MAX_TASK_ATTEMPTS } from "../../../src/experts/session/task-store";
+import { HEARTBEAT_MS } from "../../../src/experts/session/task-store";
 import { usage, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
@@ -45,31 +45,6 @@ describe("ExpertSession tasks and its alarm", () => {
     await runInDurableObject(session, (_instance, state) => state.storage.setAlarm(Date.now()));
     expect(await runDurableObjectAlarm(session)).toBe(true);
     expect(await session.task(taskId)).toBeNull();
-  });
-
-  it(`a task cut off ${MAX_TASK_ATTEMPTS} times is given up as failed instead of run again`, async () => {
-    const model = models.play([{ text: "must not run" }]);
-    const session = sessionOf(skill);
-    const taskId = crypto.randomUUID();
-    const now = Date.now();
-    await runInDurableObject(session, async (_instance, state) => {
-      const request = { runId: crypto.randomUUID(), skill, expert: "notes", args: { query: "again" }, user: callOf(skill, "notes", "x").user };
-      state.storage.sql.exec(
-        `INSERT INTO tasks (task_id, run_id, status, status_message, request, structured_expected, created_at, updated_at, expires_at, attempts)
-         VALUES (?, ?, 'working', 'Running.', ?, 0, ?, ?, ?, ?)`,
-        taskId,
-        request.runId,
-        JSON.stringify(request),
-        now,
-        now,
-        now + 60_000,
-        MAX_TASK_ATTEMPTS,
-      );
-      await state.storage.setAlarm(now);
-    });
-    expect(await runDurableObjectAlarm(session)).toBe(true);
-    expect(await session.task(taskId)).toMatchObject({ status: "failed", statusMessage: expect.stringContaining(`interrupted ${MAX_TASK_ATTEMPTS} times`) });
-    expect(model.doGenerateCalls).toHaveLength(0);
   });
 
   it("deleting a task's run (a member's DELETE /me/api/…/runs/:id) deletes the task with its arguments and result", async () => {
