@@ -49,8 +49,11 @@
  *   downstream-tools:<skill>:<serverId>:<configHash>  a downstream server's tool list
  *                     {tools, fetchedAt, expiresAt} (src/downstream/tool-list-cache.ts). The hash
  *                     of the server's config (headers as `${NAME}` templates, never values) makes a
- *                     config change a miss. `expiresAt` is checked on read because KV's own
- *                     expirationTtl cannot go below 60 s. Holds only the tools that passed
+ *                     config change a miss. Calls reuse it only until `expiresAt` (the TTL, which
+ *                     may be 0: KV's own expirationTtl cannot go below 60 s); KV keeps it a week
+ *                     as the server's last known definitions, which the expert tools' annotations
+ *                     and `approve` argument are derived from on tools/list (a TTL-0 listing is
+ *                     written only when it changed). Holds only the tools that passed
  *                     their pins, plus the names withheld and why; an admin's accept deletes every
  *                     key of that skill and server (downstreamToolsPrefix) so the next list re-checks.
  *   downstream-tools:<skill>:<serverId>:<configHash>:as:<team | user:<userId, URI-encoded>>  the same

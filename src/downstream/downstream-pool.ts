@@ -13,7 +13,7 @@ import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource, With
 import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
 import { redactDeep } from "./secret-headers";
 import { isExpiredSession } from "./transport-failure";
-import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
+import { sameListing, ToolListCache, toolListTtlMs, type CachedToolList } from "./tool-list-cache";
 import { ToolPinCheckFailedError, ToolWithheldError } from "./tool-pin-errors";
 import { applyToolPins, type PinCheck, type PinDatabase } from "./tool-pins";
 
@@ -33,6 +33,18 @@ export interface DownstreamPoolOptions {
   tokenSource?: (serverId: string, config: DownstreamServerConfig) => TokenSource | undefined;
   /** The id (hex) of the ExpertSession that owns this pool: its token memos are dropped when a connection is removed (token-source.ts). */
   tokenHolder?: string;
+}
+
+/**
+ * A listing identical to the last known one, which was stored only after its pin check and
+ * withheld nothing, passes that check again: only an admin's decision could change the answer,
+ * and that decision deletes the known listing (tool-list-invalidation.ts). So a server whose
+ * lists may not be reused (`ttlMs: 0`: listed on every run) costs no D1 round trip on a call's
+ * path while its tools stay the same; any difference (a new tool, a changed one) is checked.
+ */
+function unchangedSinceChecked(known: CachedToolList | undefined, tools: readonly DownstreamTool[]): PinCheck | undefined {
+  if (known === undefined || known.withheld.length > 0) return undefined;
+  return sameListing(known, { tools, withheld: [] }) ? { allowed: [...tools], withheld: [] } : undefined;
 }
 
 /**
@@ -142,10 +154,10 @@ export class DownstreamPool implements ToolSource {
 
   private async refreshTools(entry: PoolEntry): Promise<readonly DownstreamTool[]> {
     const scope = this.cacheScope(entry);
-    const cached = scope.shared ? await this.toolCache.read(entry.serverId, entry.config, scope.actingAs) : undefined;
-    if (cached !== undefined) {
-      entry.tools = cached;
-      return cached.tools;
+    const known = scope.shared ? await this.toolCache.known(entry.serverId, entry.config, scope.actingAs) : undefined;
+    if (known !== undefined && known.expiresAt > this.now()) {
+      entry.tools = known;
+      return known.tools;
     }
     const { value: result, connection } = await this.request(entry, "tools/list", undefined, (live) =>
       live.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" }),
@@ -154,9 +166,9 @@ export class DownstreamPool implements ToolSource {
     const tools = result.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
-    const checked = await this.checkPins(entry, tools);
+    const checked = unchangedSinceChecked(known, tools) ?? (await this.checkPins(entry, tools));
     entry.tools = scope.shared
-      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs)
+      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs, known)
       : this.toolCache.entry(checked.allowed, ttlMs, checked.withheld);
     return entry.tools.tools;
   }
