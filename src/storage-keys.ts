@@ -61,6 +61,11 @@
  *                     descriptions, schemas) to different accounts, so a listing is cached per
  *                     account it was made as (the member, or the team for connection "team"),
  *                     never shared between members.
+ *   downstream-up:<skill>:<serverId>:<configHash>  {at}: the server answered again at `at` (ms)
+ *                     (src/downstream/server-recovery.ts). Written when a session's connect succeeds
+ *                     after failures, or a health probe reaches the server; read only by a session
+ *                     backing off from that server, which then retries at once instead of waiting
+ *                     its back-off out (each user's session backs off on its own). Expires after 10 min.
  *   eval-report:<skill>:<expert>:<version, 8 digits>:<provider:model, URI-encoded>  the latest
  *                     eval results of an expert for one model on one catalog version
  *                     (src/admin/evals/eval-reports.ts): pass counts, tokens, cost, latency and the
@@ -159,6 +164,7 @@ export const D1_TABLES = {
 export const KV_PREFIXES = {
   compiledSkill: "skill:",
   downstreamTools: "downstream-tools:",
+  downstreamUp: "downstream-up:",
   evalReport: "eval-report:",
 } as const;
 
@@ -184,6 +190,11 @@ export function compiledSkillKey(skill: string): string {
 export function downstreamToolsKey(skill: string, serverId: string, configHash: string, actingAs?: string): string {
   const key = `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
   return actingAs === undefined ? key : `${key}:as:${actingAs}`;
+}
+
+/** KV key of the mark that a downstream server answered again (src/downstream/server-recovery.ts). */
+export function downstreamUpKey(skill: string, serverId: string, configHash: string): string {
+  return `${KV_PREFIXES.downstreamUp}${skill}:${serverId}:${configHash}`;
 }
 
 /** Prefix of every cached tool list of one server of one skill (all config hashes). */

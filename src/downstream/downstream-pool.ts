@@ -12,6 +12,7 @@ import { toDownstreamTool } from "./downstream-tool-schema";
 import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource, WithheldTool } from "./downstream-types";
 import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
 import { redactDeep } from "./secret-headers";
+import { ServerRecoveryBoard } from "./server-recovery";
 import { isExpiredSession } from "./transport-failure";
 import { sameListing, ToolListCache, toolListTtlMs, type CachedToolList } from "./tool-list-cache";
 import { ToolPinCheckFailedError, ToolWithheldError } from "./tool-pin-errors";
@@ -55,6 +56,7 @@ function unchangedSinceChecked(known: CachedToolList | undefined, tools: readonl
 export class DownstreamPool implements ToolSource {
   private readonly entries = new Map<string, PoolEntry>();
   private readonly toolCache: ToolListCache;
+  private readonly recovery: ServerRecoveryBoard;
   private readonly backoff: BackoffPolicy;
   private readonly now: () => number;
   private readonly pins: PinDatabase | undefined;
@@ -65,6 +67,7 @@ export class DownstreamPool implements ToolSource {
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
     this.pins = options.toolPins === false ? undefined : (options.toolPins ?? options.env.DB);
     this.toolCache = new ToolListCache(options.cache ?? options.env.CACHE, options.skill, this.now);
+    this.recovery = new ServerRecoveryBoard(options.cache ?? options.env.CACHE, options.skill);
     for (const [serverId, config] of Object.entries(options.servers)) {
       this.entries.set(serverId, newPoolEntry(serverId, config));
     }
@@ -253,18 +256,53 @@ export class DownstreamPool implements ToolSource {
     if (this.closed) return Promise.reject(new DownstreamUnavailableError(entry.serverId, "the session is shutting down"));
     if (entry.connecting === undefined) {
       const { state } = entry;
-      const now = this.now();
-      if (state.status === "backing-off" && state.until > now) {
-        const seconds = Math.ceil((state.until - now) / 1000);
-        return Promise.reject(new DownstreamUnavailableError(entry.serverId, `${state.error} (next attempt in ${seconds} s)`));
-      }
-      const connecting = this.connect(entry).finally(() => {
-        if (entry.connecting === connecting) entry.connecting = undefined;
-      });
-      connecting.catch(() => undefined); // see listTools
-      entry.connecting = connecting;
+      if (state.status === "backing-off" && state.until > this.now()) return this.unlessBackAlready(entry, state, signal, target);
     }
-    return untilAborted(entry.connecting, signal, aborted);
+    return untilAborted(entry.connecting ?? this.startConnect(entry), signal, aborted);
+  }
+
+  private startConnect(entry: PoolEntry): Promise<DownstreamConnection> {
+    const connecting = this.connect(entry).finally(() => {
+      if (entry.connecting === connecting) entry.connecting = undefined;
+    });
+    connecting.catch(() => undefined); // see listTools
+    entry.connecting = connecting;
+    return connecting;
+  }
+
+  /**
+   * A session backing off from a server asks, before refusing the call, whether the server has
+   * answered another session of the skill (or a health probe) since this one's failure: each
+   * user's session backs off on its own, and without this every one of them waited its own
+   * back-off out after the server was back. Only a session already backing off reads the mark;
+   * a healthy call never does.
+   */
+  private async unlessBackAlready(
+    entry: PoolEntry,
+    backingOff: Extract<ConnectionState, { status: "backing-off" }>,
+    signal: AbortSignal | undefined,
+    target: string,
+  ): Promise<DownstreamConnection> {
+    const aborted = () => new DownstreamCallAbortedError(entry.serverId, target);
+    if (entry.markRead === undefined) {
+      const read = this.recovery.backSince(entry.serverId, entry.config).finally(() => {
+        if (entry.markRead === read) entry.markRead = undefined;
+      });
+      entry.markRead = read;
+    }
+    const backSince = await untilAborted(entry.markRead, signal, aborted);
+    if (entry.state === backingOff && backSince !== undefined && backSince > (entry.failedAt ?? Number.POSITIVE_INFINITY)) {
+      entry.state = { status: "failed", since: entry.failedAt ?? backSince, error: backingOff.error, attempts: backingOff.attempts };
+      entry.endedByMark = true;
+    }
+    const { state } = entry;
+    const now = this.now();
+    if (entry.connection !== undefined) return entry.connection;
+    if (entry.connecting === undefined && state.status === "backing-off" && state.until > now) {
+      const seconds = Math.ceil((state.until - now) / 1000);
+      throw new DownstreamUnavailableError(entry.serverId, `${state.error} (next attempt in ${seconds} s)`);
+    }
+    return untilAborted(entry.connecting ?? this.startConnect(entry), signal, aborted);
   }
 
   private async connect(entry: PoolEntry): Promise<DownstreamConnection> {
@@ -275,6 +313,8 @@ export class DownstreamPool implements ToolSource {
         await connection.close();
         throw new DownstreamUnavailableError(entry.serverId, "the session is shutting down");
       }
+      // Back after failures: the skill's other sessions backing off from it may retry now (unless a mark told us).
+      if (entry.failures > 0 && !entry.endedByMark) void this.recovery.announce(entry.serverId, entry.config, this.now());
       markReady(entry, connection, this.now());
       // A legacy SSE stream that drops closes the client; the next call then reconnects.
       connection.client.onclose = () => {

@@ -134,6 +134,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [...LIMIT_COUNTER_TABLES],
   // The 2026-07-28 Tasks extension: which protocol a task speaks, and the user input it waits for.
   [`ALTER TABLE tasks ADD COLUMN generation TEXT NOT NULL DEFAULT 'v1'`, `ALTER TABLE tasks ADD COLUMN input_request TEXT`],
+  // Which downstream servers and tools a run found unavailable (run-log.ts), as the result's `_meta` says.
+  [`ALTER TABLE runs ADD COLUMN unavailable TEXT`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */
