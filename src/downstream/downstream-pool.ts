@@ -6,7 +6,7 @@ import { connectDownstream, connectionRequired, type DownstreamConnection } from
 import { connectionAccountKey, connectionTarget, ownerFor, serverKey } from "./connections/connection-target";
 import { connectionTokenSource, type TokenSource } from "./connections/token-source";
 import type { ConnectionRequiredError } from "./connections/connection-errors";
-import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
+import { defaultBackoff, type BackoffPolicy } from "./connection-backoff";
 import { DownstreamCallAbortedError, DownstreamUnavailableError, UnknownDownstreamServerError } from "./downstream-errors";
 import { toDownstreamTool } from "./downstream-tool-schema";
 import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource, WithheldTool } from "./downstream-types";
@@ -64,7 +64,7 @@ export class DownstreamPool implements ToolSource {
 
   constructor(private readonly options: DownstreamPoolOptions) {
     this.now = options.now ?? Date.now;
-    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.backoff = options.backoff ?? defaultBackoff(options.env);
     this.pins = options.toolPins === false ? undefined : (options.toolPins ?? options.env.DB);
     this.toolCache = new ToolListCache(options.cache ?? options.env.CACHE, options.skill, this.now);
     this.recovery = new ServerRecoveryBoard(options.cache ?? options.env.CACHE, options.skill);
@@ -313,8 +313,9 @@ export class DownstreamPool implements ToolSource {
         await connection.close();
         throw new DownstreamUnavailableError(entry.serverId, "the session is shutting down");
       }
-      // Back after failures: the skill's other sessions backing off from it may retry now (unless a mark told us).
-      if (entry.failures > 0 && !entry.endedByMark) void this.recovery.announce(entry.serverId, entry.config, this.now());
+      // Back after failures: the skill's other sessions backing off from it may retry now (unless a
+      // mark told us). Awaited, on this recovering call only: once its answer is out, the mark is.
+      if (entry.failures > 0 && !entry.endedByMark) await this.recovery.announce(entry.serverId, entry.config, this.now());
       markReady(entry, connection, this.now());
       // A legacy SSE stream that drops closes the client; the next call then reconnects.
       connection.client.onclose = () => {

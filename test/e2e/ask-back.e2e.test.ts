@@ -54,7 +54,11 @@ describe("ask-back end to end", () => {
         const [tool] = await client.listTools();
         const properties = (tool?.inputSchema as { properties?: object } | undefined)?.properties ?? {};
         // `approve` only until a run has listed fx (no tool of it needs approval): the first client sees it, the later ones not.
-        expect(Object.keys(properties).filter((name) => name !== "approve").sort()).toEqual(["answer", "query", "thread"]);
+        expect(
+          Object.keys(properties)
+            .filter((name) => name !== "approve")
+            .sort(),
+        ).toEqual(["answer", "query", "thread"]);
 
         const asked = await client.callTool("asking_expert", { query: `deploy plan ${kind}` });
         expect(asked.isError ?? false).toBe(false);
