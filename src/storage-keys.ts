@@ -49,8 +49,11 @@
  *   downstream-tools:<skill>:<serverId>:<configHash>  a downstream server's tool list
  *                     {tools, fetchedAt, expiresAt} (src/downstream/tool-list-cache.ts). The hash
  *                     of the server's config (headers as `${NAME}` templates, never values) makes a
- *                     config change a miss. `expiresAt` is checked on read because KV's own
- *                     expirationTtl cannot go below 60 s. Holds only the tools that passed
+ *                     config change a miss. Calls reuse it only until `expiresAt` (the TTL, which
+ *                     may be 0: KV's own expirationTtl cannot go below 60 s); KV keeps it a week
+ *                     as the server's last known definitions, which the expert tools' annotations
+ *                     and `approve` argument are derived from on tools/list (a TTL-0 listing is
+ *                     written only when it changed). Holds only the tools that passed
  *                     their pins, plus the names withheld and why; an admin's accept deletes every
  *                     key of that skill and server (downstreamToolsPrefix) so the next list re-checks.
  *   downstream-tools:<skill>:<serverId>:<configHash>:as:<team | user:<userId, URI-encoded>>  the same
@@ -58,6 +61,11 @@
  *                     descriptions, schemas) to different accounts, so a listing is cached per
  *                     account it was made as (the member, or the team for connection "team"),
  *                     never shared between members.
+ *   downstream-up:<skill>:<serverId>:<configHash>  {at}: the server answered again at `at` (ms)
+ *                     (src/downstream/server-recovery.ts). Written when a session's connect succeeds
+ *                     after failures, or a health probe reaches the server; read only by a session
+ *                     backing off from that server, which then retries at once instead of waiting
+ *                     its back-off out (each user's session backs off on its own). Expires after 10 min.
  *   eval-report:<skill>:<expert>:<version, 8 digits>:<provider:model, URI-encoded>  the latest
  *                     eval results of an expert for one model on one catalog version
  *                     (src/admin/evals/eval-reports.ts): pass counts, tokens, cost, latency and the
@@ -170,6 +178,7 @@ export const D1_TABLES = {
 export const KV_PREFIXES = {
   compiledSkill: "skill:",
   downstreamTools: "downstream-tools:",
+  downstreamUp: "downstream-up:",
   evalReport: "eval-report:",
 } as const;
 
@@ -195,6 +204,11 @@ export function compiledSkillKey(skill: string): string {
 export function downstreamToolsKey(skill: string, serverId: string, configHash: string, actingAs?: string): string {
   const key = `${KV_PREFIXES.downstreamTools}${skill}:${serverId}:${configHash}`;
   return actingAs === undefined ? key : `${key}:as:${actingAs}`;
+}
+
+/** KV key of the mark that a downstream server answered again (src/downstream/server-recovery.ts). */
+export function downstreamUpKey(skill: string, serverId: string, configHash: string): string {
+  return `${KV_PREFIXES.downstreamUp}${skill}:${serverId}:${configHash}`;
 }
 
 /** Prefix of every cached tool list of one server of one skill (all config hashes). */

@@ -2,6 +2,7 @@ import type { SkillConfig } from "../catalog/catalog-schema";
 import { connectDownstream, connectionRequired, type DownstreamConnection } from "../downstream/connect-downstream";
 import { connectionTarget } from "../downstream/connections/connection-target";
 import { probeSignIn } from "../downstream/connections/sign-in-probe";
+import { ServerRecoveryBoard } from "../downstream/server-recovery";
 import { connectionTokenSource, type TokenSource } from "../downstream/connections/token-source";
 import { SlipsnisseError } from "../errors";
 
@@ -86,6 +87,8 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
     connection = await connect(serverId, server, env, tokens);
     const connectMs = Date.now() - started;
     const { tools } = await connection.client.listTools(undefined, { timeout: server.call_timeout_ms });
+    // Sessions backing off from this server may retry now (server-recovery.ts).
+    await new ServerRecoveryBoard(env.CACHE, skill).announce(serverId, server, Date.now());
     const names = new Set(tools.map((tool) => tool.name));
     const missingTools = config.experts.flatMap((expert) =>
       (expert.internal_tools[serverId] ?? []).filter((tool) => !names.has(tool)).map((tool) => ({ expert: expert.name, tool })),

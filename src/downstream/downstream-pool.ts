@@ -6,14 +6,15 @@ import { connectDownstream, connectionRequired, type DownstreamConnection } from
 import { connectionAccountKey, connectionTarget, ownerFor, serverKey } from "./connections/connection-target";
 import { connectionTokenSource, type TokenSource } from "./connections/token-source";
 import type { ConnectionRequiredError } from "./connections/connection-errors";
-import { DEFAULT_BACKOFF, type BackoffPolicy } from "./connection-backoff";
+import { defaultBackoff, type BackoffPolicy } from "./connection-backoff";
 import { DownstreamCallAbortedError, DownstreamUnavailableError, UnknownDownstreamServerError } from "./downstream-errors";
 import { toDownstreamTool } from "./downstream-tool-schema";
 import type { ConnectionState, DownstreamTool, ToolCallOptions, ToolSource, WithheldTool } from "./downstream-types";
 import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } from "./pool-entry";
 import { redactDeep } from "./secret-headers";
+import { ServerRecoveryBoard } from "./server-recovery";
 import { isExpiredSession } from "./transport-failure";
-import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
+import { sameListing, ToolListCache, toolListTtlMs, type CachedToolList } from "./tool-list-cache";
 import { ToolPinCheckFailedError, ToolWithheldError } from "./tool-pin-errors";
 import { applyToolPins, type PinCheck, type PinDatabase } from "./tool-pins";
 
@@ -36,6 +37,18 @@ export interface DownstreamPoolOptions {
 }
 
 /**
+ * A listing identical to the last known one, which was stored only after its pin check and
+ * withheld nothing, passes that check again: only an admin's decision could change the answer,
+ * and that decision deletes the known listing (tool-list-invalidation.ts). So a server whose
+ * lists may not be reused (`ttlMs: 0`: listed on every run) costs no D1 round trip on a call's
+ * path while its tools stay the same; any difference (a new tool, a changed one) is checked.
+ */
+function unchangedSinceChecked(known: CachedToolList | undefined, tools: readonly DownstreamTool[]): PinCheck | undefined {
+  if (known === undefined || known.withheld.length > 0) return undefined;
+  return sameListing(known, { tools, withheld: [] }) ? { allowed: [...tools], withheld: [] } : undefined;
+}
+
+/**
  * The ToolSource of one skill inside an ExpertSession: one warm MCP client per downstream
  * server, connected on first use. A server that fails affects only its own calls
  * (docs/architecture.md#dead-servers); the others keep working. Not safe to share across skills: caches are keyed by skill.
@@ -43,6 +56,7 @@ export interface DownstreamPoolOptions {
 export class DownstreamPool implements ToolSource {
   private readonly entries = new Map<string, PoolEntry>();
   private readonly toolCache: ToolListCache;
+  private readonly recovery: ServerRecoveryBoard;
   private readonly backoff: BackoffPolicy;
   private readonly now: () => number;
   private readonly pins: PinDatabase | undefined;
@@ -50,9 +64,10 @@ export class DownstreamPool implements ToolSource {
 
   constructor(private readonly options: DownstreamPoolOptions) {
     this.now = options.now ?? Date.now;
-    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.backoff = options.backoff ?? defaultBackoff(options.env);
     this.pins = options.toolPins === false ? undefined : (options.toolPins ?? options.env.DB);
     this.toolCache = new ToolListCache(options.cache ?? options.env.CACHE, options.skill, this.now);
+    this.recovery = new ServerRecoveryBoard(options.cache ?? options.env.CACHE, options.skill);
     for (const [serverId, config] of Object.entries(options.servers)) {
       this.entries.set(serverId, newPoolEntry(serverId, config));
     }
@@ -142,10 +157,10 @@ export class DownstreamPool implements ToolSource {
 
   private async refreshTools(entry: PoolEntry): Promise<readonly DownstreamTool[]> {
     const scope = this.cacheScope(entry);
-    const cached = scope.shared ? await this.toolCache.read(entry.serverId, entry.config, scope.actingAs) : undefined;
-    if (cached !== undefined) {
-      entry.tools = cached;
-      return cached.tools;
+    const known = scope.shared ? await this.toolCache.known(entry.serverId, entry.config, scope.actingAs) : undefined;
+    if (known !== undefined && known.expiresAt > this.now()) {
+      entry.tools = known;
+      return known.tools;
     }
     const { value: result, connection } = await this.request(entry, "tools/list", undefined, (live) =>
       live.client.listTools(undefined, { timeout: entry.config.call_timeout_ms, cacheMode: "refresh" }),
@@ -154,9 +169,9 @@ export class DownstreamPool implements ToolSource {
     const tools = result.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
-    const checked = await this.checkPins(entry, tools);
+    const checked = unchangedSinceChecked(known, tools) ?? (await this.checkPins(entry, tools));
     entry.tools = scope.shared
-      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs)
+      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs, known)
       : this.toolCache.entry(checked.allowed, ttlMs, checked.withheld);
     return entry.tools.tools;
   }
@@ -241,18 +256,53 @@ export class DownstreamPool implements ToolSource {
     if (this.closed) return Promise.reject(new DownstreamUnavailableError(entry.serverId, "the session is shutting down"));
     if (entry.connecting === undefined) {
       const { state } = entry;
-      const now = this.now();
-      if (state.status === "backing-off" && state.until > now) {
-        const seconds = Math.ceil((state.until - now) / 1000);
-        return Promise.reject(new DownstreamUnavailableError(entry.serverId, `${state.error} (next attempt in ${seconds} s)`));
-      }
-      const connecting = this.connect(entry).finally(() => {
-        if (entry.connecting === connecting) entry.connecting = undefined;
-      });
-      connecting.catch(() => undefined); // see listTools
-      entry.connecting = connecting;
+      if (state.status === "backing-off" && state.until > this.now()) return this.unlessBackAlready(entry, state, signal, target);
     }
-    return untilAborted(entry.connecting, signal, aborted);
+    return untilAborted(entry.connecting ?? this.startConnect(entry), signal, aborted);
+  }
+
+  private startConnect(entry: PoolEntry): Promise<DownstreamConnection> {
+    const connecting = this.connect(entry).finally(() => {
+      if (entry.connecting === connecting) entry.connecting = undefined;
+    });
+    connecting.catch(() => undefined); // see listTools
+    entry.connecting = connecting;
+    return connecting;
+  }
+
+  /**
+   * A session backing off from a server asks, before refusing the call, whether the server has
+   * answered another session of the skill (or a health probe) since this one's failure: each
+   * user's session backs off on its own, and without this every one of them waited its own
+   * back-off out after the server was back. Only a session already backing off reads the mark;
+   * a healthy call never does.
+   */
+  private async unlessBackAlready(
+    entry: PoolEntry,
+    backingOff: Extract<ConnectionState, { status: "backing-off" }>,
+    signal: AbortSignal | undefined,
+    target: string,
+  ): Promise<DownstreamConnection> {
+    const aborted = () => new DownstreamCallAbortedError(entry.serverId, target);
+    if (entry.markRead === undefined) {
+      const read = this.recovery.backSince(entry.serverId, entry.config).finally(() => {
+        if (entry.markRead === read) entry.markRead = undefined;
+      });
+      entry.markRead = read;
+    }
+    const backSince = await untilAborted(entry.markRead, signal, aborted);
+    if (entry.state === backingOff && backSince !== undefined && backSince > (entry.failedAt ?? Number.POSITIVE_INFINITY)) {
+      entry.state = { status: "failed", since: entry.failedAt ?? backSince, error: backingOff.error, attempts: backingOff.attempts };
+      entry.endedByMark = true;
+    }
+    const { state } = entry;
+    const now = this.now();
+    if (entry.connection !== undefined) return entry.connection;
+    if (entry.connecting === undefined && state.status === "backing-off" && state.until > now) {
+      const seconds = Math.ceil((state.until - now) / 1000);
+      throw new DownstreamUnavailableError(entry.serverId, `${state.error} (next attempt in ${seconds} s)`);
+    }
+    return untilAborted(entry.connecting ?? this.startConnect(entry), signal, aborted);
   }
 
   private async connect(entry: PoolEntry): Promise<DownstreamConnection> {
@@ -263,6 +313,9 @@ export class DownstreamPool implements ToolSource {
         await connection.close();
         throw new DownstreamUnavailableError(entry.serverId, "the session is shutting down");
       }
+      // Back after failures: the skill's other sessions backing off from it may retry now (unless a
+      // mark told us). Awaited, on this recovering call only: once its answer is out, the mark is.
+      if (entry.failures > 0 && !entry.endedByMark) await this.recovery.announce(entry.serverId, entry.config, this.now());
       markReady(entry, connection, this.now());
       // A legacy SSE stream that drops closes the client; the next call then reconnects.
       connection.client.onclose = () => {

@@ -21,6 +21,12 @@ export interface PoolEntry {
   listing?: Promise<readonly DownstreamTool[]>;
   /** For a server with `auth`: the member's token, memoised briefly (connections/token-source.ts). */
   tokens?: TokenSource;
+  /** When the latest failure was recorded: a recovery mark (server-recovery.ts) counts only if newer. */
+  failedAt?: number;
+  /** The back-off was ended by another session's recovery mark: this session's success need not be announced again. */
+  endedByMark?: boolean;
+  /** The one in-flight read of the recovery mark that calls during a back-off share. */
+  markRead?: Promise<number | undefined>;
 }
 
 export function newPoolEntry(serverId: string, config: DownstreamServerConfig): PoolEntry {
@@ -42,6 +48,8 @@ export function markReady(entry: PoolEntry, connection: DownstreamConnection, no
 export function markFailed(entry: PoolEntry, reason: string, now: number, policy: BackoffPolicy): void {
   entry.connection = undefined;
   entry.failures += 1;
+  entry.failedAt = now;
+  entry.endedByMark = false;
   const delay = backoffDelayMs(entry.failures, policy);
   entry.state =
     delay > 0

@@ -2,12 +2,17 @@ import { z } from "zod";
 import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { log } from "../observability/logger";
 import { downstreamToolsKey } from "../storage-keys";
+import { canonicalJson } from "./canonical-json";
 import { serverConfigHash } from "./config-hash";
 import { downstreamToolSchema } from "./downstream-tool-schema";
 import type { DownstreamTool, WithheldTool } from "./downstream-types";
 
-/** KV refuses an expirationTtl below 60 s; shorter TTLs are enforced through `expiresAt`. */
-const KV_MIN_TTL_SECONDS = 60;
+/**
+ * How long KV keeps a listing past its `expiresAt`: as the server's last known definitions, which
+ * the expert tools' annotations are derived from (a server that says `ttlMs: 0` still has tools).
+ * Only a garbage-collection bound: a key of an old config hash nobody reads goes after a week.
+ */
+const KNOWN_LIST_KV_TTL_SECONDS = 7 * 24 * 3_600;
 
 const cachedToolListSchema = z.object({
   tools: z.array(downstreamToolSchema),
@@ -79,27 +84,43 @@ export class ToolListCache {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** The listing calls may reuse without asking the server: one whose `expiresAt` has not passed. */
   async read(serverId: string, config: DownstreamServerConfig, actingAs?: string): Promise<CachedToolList | undefined> {
+    const entry = await this.known(serverId, config, actingAs);
+    return entry && entry.expiresAt > this.now() ? entry : undefined;
+  }
+
+  /**
+   * The server's last known listing, expired or not: what its tools are, as last checked against
+   * their pins. Annotations read this (a `ttlMs: 0` server must not count as "tools unknown");
+   * calls never use an expired one without listing again (`read`).
+   */
+  async known(serverId: string, config: DownstreamServerConfig, actingAs?: string): Promise<CachedToolList | undefined> {
     try {
       const key = await this.key(serverId, config, actingAs);
       const now = this.now();
       const reads = readsOf(this.kv);
       const reused = reads.get(key);
-      if (reused && now - reused.at < READ_REUSE_MS && now >= reused.at) return reused.entry && reused.entry.expiresAt > now ? reused.entry : undefined;
+      if (reused && now - reused.at < READ_REUSE_MS && now >= reused.at) return reused.entry;
       const raw = await this.kv.get(key, "json");
       const parsed = raw === null ? undefined : cachedToolListSchema.safeParse(raw);
       const entry = parsed?.success
         ? { tools: parsed.data.tools, withheld: parsed.data.withheld ?? [], fetchedAt: parsed.data.fetchedAt, expiresAt: parsed.data.expiresAt }
         : undefined;
       remember(reads, key, { at: now, entry });
-      return entry && entry.expiresAt > now ? entry : undefined;
+      return entry;
     } catch (error) {
       log("warn", "tool list cache read failed", { skill: this.skill, serverId, error: String(error) });
       return undefined;
     }
   }
 
-  /** Builds the entry (also kept in memory by the pool) and stores it unless ttlMs is 0. */
+  /**
+   * Builds the entry (also kept in memory by the pool) and stores it. A listing no call may reuse
+   * (ttlMs 0) is stored too, as the last known definitions, but only when it differs from
+   * `previous` (the known entry): such a server is listed on every run, and KV takes one write
+   * per key per second.
+   */
   async write(
     serverId: string,
     config: DownstreamServerConfig,
@@ -107,14 +128,16 @@ export class ToolListCache {
     ttlMs: number,
     withheld: readonly WithheldTool[] = [],
     actingAs?: string,
+    previous?: CachedToolList,
   ): Promise<CachedToolList> {
     const entry = this.entry(tools, ttlMs, withheld);
-    if (ttlMs <= 0) return entry;
+    if (ttlMs <= 0 && previous !== undefined && sameListing(previous, entry)) return entry;
     try {
       const key = await this.key(serverId, config, actingAs);
       remember(readsOf(this.kv), key, { at: entry.fetchedAt, entry });
       await this.kv.put(key, JSON.stringify(entry), {
-        expirationTtl: Math.max(KV_MIN_TTL_SECONDS, Math.ceil(ttlMs / 1000)),
+        // The TTL itself is enforced through `expiresAt` (KV refuses an expirationTtl below 60 s).
+        expirationTtl: Math.max(KNOWN_LIST_KV_TTL_SECONDS, Math.ceil(ttlMs / 1000)),
       });
     } catch (error) {
       log("warn", "tool list cache write failed", { skill: this.skill, serverId, error: String(error) });
@@ -136,6 +159,11 @@ export class ToolListCache {
     }
     return downstreamToolsKey(this.skill, serverId, await hash, actingAs);
   }
+}
+
+/** The same tools (definitions as the model sees them) and the same withheld names and reasons. */
+export function sameListing(a: Pick<CachedToolList, "tools" | "withheld">, b: Pick<CachedToolList, "tools" | "withheld">): boolean {
+  return canonicalJson({ tools: a.tools, withheld: a.withheld }) === canonicalJson({ tools: b.tools, withheld: b.withheld });
 }
 
 function remember(reads: Map<string, RecentRead>, key: string, read: RecentRead): void {

@@ -12,10 +12,10 @@ import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
 import type { StepProgress } from "../experts/run/expert-types";
-import { deriveExpertAnnotations, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
+import { deriveExpertAnnotations, expertMayNeedApproval, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
 import { prepareExpertCall } from "./expert-call-checks";
-import { expertInputSchema, splitThread } from "./expert-tool-schema";
+import { expertInputSchema, mayNeedApproval, splitThread } from "./expert-tool-schema";
 import { TASKS_CAPABILITY, TASKS_EXTENSION } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
@@ -158,7 +158,7 @@ function registerExpertTools(
       {
         title: expertTitle(expert),
         description: expert.description,
-        inputSchema: compiledInputSchema(expert, skill.config.tool_policy),
+        inputSchema: compiledInputSchema(expert, skill.config.tool_policy, listings),
         ...compiledOutputSchema(expert),
         ...(listings ? { annotations: deriveExpertAnnotations(expert, skill.config.tool_policy, listings) } : {}),
         // The run view (run-app.ts), only for a client that declared MCP Apps.
@@ -211,14 +211,26 @@ type CompiledJsonSchema = ReturnType<typeof fromJsonSchema<Record<string, unknow
  * from it) only changes with the catalog: kept per expert config object, which the compiled
  * skill shares across requests until the skill is reloaded (a new object, so a new entry).
  */
-const inputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
+const inputSchemas = new WeakMap<ExpertConfig, { withApprove?: CompiledJsonSchema; withoutApprove?: CompiledJsonSchema }>();
 const outputSchemas = new WeakMap<ExpertConfig, CompiledJsonSchema>();
 
-export function compiledInputSchema(expert: ExpertConfig, policy: ToolPolicy): CompiledJsonSchema {
-  let schema = inputSchemas.get(expert);
+/**
+ * With `listings` (a request that lists tools) `approve` is offered only when a whitelisted tool
+ * may need approval as its server last listed it; a call's schema accepts it whenever the policy
+ * may need it, so a listing that changed since the client's tools/list cannot refuse the decision.
+ */
+export function compiledInputSchema(expert: ExpertConfig, policy: ToolPolicy, listings?: CachedListings): CompiledJsonSchema {
+  const offerApprove = mayNeedApproval(policy) && (listings === undefined || expertMayNeedApproval(expert, policy, listings));
+  let schemas = inputSchemas.get(expert);
+  if (!schemas) {
+    schemas = {};
+    inputSchemas.set(expert, schemas);
+  }
+  const variant = offerApprove ? "withApprove" : "withoutApprove";
+  let schema = schemas[variant];
   if (!schema) {
-    schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert, policy));
-    inputSchemas.set(expert, schema);
+    schema = fromJsonSchema<Record<string, unknown>>(expertInputSchema(expert, policy, offerApprove));
+    schemas[variant] = schema;
   }
   return schema;
 }

@@ -23,6 +23,13 @@ export const META_QUESTION = "slipsnisse.dev/question";
 export const META_CONNECT = "slipsnisse.dev/connect";
 
 /**
+ * On a run that could not reach a downstream server or tool: `[{ server, tool?, reason }]` (no
+ * `tool`: the server's tools were left out). The answer may still be the model's, written
+ * without them; this says it was.
+ */
+export const META_UNAVAILABLE = "slipsnisse.dev/unavailable";
+
+/**
  * Only the final answer reaches the orchestrator's context; steps stay in the run record. The
  * thread handle is repeated in the text because many orchestrators show the model only `content`.
  */
@@ -37,10 +44,12 @@ export function toToolResult(result: ExpertCallResult, structuredExpected = fals
 
 function withoutControlCharacters(result: ExpertCallResult): ExpertCallResult {
   const text = stripControlCharacters(result.text);
-  if (!result.question) return { ...result, text };
+  const unavailable = result.unavailable?.map((entry) => ({ ...entry, reason: stripControlCharacters(entry.reason) }));
+  const cleaned = { ...result, text, ...(unavailable ? { unavailable } : {}) };
+  if (!result.question) return cleaned;
   const { approvals, ...question } = result.question;
   const shownApprovals = approvals?.map((call) => ({ ...call, name: stripControlCharacters(call.name), input: stripControlCharacters(call.input) }));
-  return { ...result, text, question: { ...question, text: stripControlCharacters(question.text), ...(shownApprovals ? { approvals: shownApprovals } : {}) } };
+  return { ...cleaned, question: { ...question, text: stripControlCharacters(question.text), ...(shownApprovals ? { approvals: shownApprovals } : {}) } };
 }
 
 function answerResult(result: ExpertCallResult, structuredExpected: boolean): CallToolResult {
@@ -50,6 +59,7 @@ function answerResult(result: ExpertCallResult, structuredExpected: boolean): Ca
     [META_RUN]: result.runId,
     [META_OUTCOME]: result.outcome,
     ...(result.traceId ? { [META_TRACE]: { runId: result.runId, traceId: result.traceId } } : {}),
+    ...(result.unavailable && result.unavailable.length > 0 ? { [META_UNAVAILABLE]: result.unavailable } : {}),
   };
   // A tool with an outputSchema must return structuredContent on success (the SDK refuses the
   // result otherwise), so a cancelled run of a structured expert is an error too.

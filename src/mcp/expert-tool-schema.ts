@@ -26,7 +26,9 @@ const approveProperty = {
 /**
  * Whether a call of this skill may ever need approval (a `requires_approval` pattern, or a
  * destructive downstream tool while `approve_destructive` is on); only then does an expert's
- * schema offer `approve`. Which tool needs it is known only once its server is listed.
+ * schema offer `approve`. Which tool needs it is known only once its server is listed: tools/list
+ * narrows it with the last known listings (expertMayNeedApproval); a call accepts it whenever the
+ * policy may need it.
  */
 export function mayNeedApproval(policy: Pick<ToolPolicy, "requires_approval" | "approve_destructive"> | undefined): boolean {
   return policy !== undefined && (policy.requires_approval.length > 0 || policy.approve_destructive);
@@ -42,11 +44,11 @@ type ObjectSchema = JsonSchemaType & { properties?: Record<string, unknown>; req
  * checks them for a call that is not a reply. The catalog validator guarantees `arguments` is
  * an object schema.
  */
-export function expertInputSchema(expert: ExpertConfig, policy?: ToolPolicy): JsonSchemaType {
+export function expertInputSchema(expert: ExpertConfig, policy?: ToolPolicy, offerApprove = mayNeedApproval(policy)): JsonSchemaType {
   const schema = expert.arguments as ObjectSchema;
   const properties = { ...schema.properties };
   if (properties[THREAD_ARGUMENT] === undefined) properties[THREAD_ARGUMENT] = threadProperty;
-  if (mayNeedApproval(policy) && properties[APPROVE_ARGUMENT] === undefined) properties[APPROVE_ARGUMENT] = approveProperty;
+  if (offerApprove && properties[APPROVE_ARGUMENT] === undefined) properties[APPROVE_ARGUMENT] = approveProperty;
   if (!expert.ask_back) return { ...schema, type: "object", properties };
   if (properties[ANSWER_ARGUMENT] === undefined) properties[ANSWER_ARGUMENT] = answerProperty;
   const { required: _required, ...rest } = schema;

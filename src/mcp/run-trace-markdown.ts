@@ -39,6 +39,12 @@ export function runTraceMarkdown(run: StoredRun, steps: readonly StepRecord[]): 
   if (run.args !== null) lines.push("", "## Arguments", "", ...fenced(run.args, "json"));
   // One note a line (a note's own line breaks would read as more notes), as text.
   if (run.notes.length > 0) lines.push("", "## Notes", "", ...fenced(run.notes.map((note) => note.replace(/\s*[\r\n]+\s*/g, " ")).join("\n"), "text"));
+  if (run.unavailable.length > 0) {
+    const entries = run.unavailable.map(
+      ({ server, tool, reason }) => `${tool === undefined ? server : `${server}__${tool}`}: ${reason.replace(/\s*[\r\n]+\s*/g, " ")}`,
+    );
+    lines.push("", "## Unavailable", "", ...fenced(entries.join("\n"), "text"));
+  }
   for (const step of steps) lines.push("", ...stepMarkdown(step));
   if (run.answer !== null) lines.push("", "## Answer", "", ...fenced(run.answer, "text"));
   return stripControlCharacters(`${lines.join("\n")}\n`);

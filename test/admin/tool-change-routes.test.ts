@@ -53,9 +53,10 @@ describe("admin API: changed tool definitions", () => {
     expect((await call("POST", `/skills/${skill}/tool-changes/echo/unknown/accept`, { hash: change!.pending.hash })).status).toBe(404);
 
     const accepted = await call("POST", accept, { hash: change!.pending.hash });
+    // Both listings' keys (TTL 0 and 300 s): a TTL-0 listing is kept too, as the last known definitions.
     expect(accepted).toEqual({
       status: 200,
-      body: { skill, server: "echo", tool: "echo", hash: change!.pending.hash, accepted: true, invalidatedCacheEntries: 1 },
+      body: { skill, server: "echo", tool: "echo", hash: change!.pending.hash, accepted: true, invalidatedCacheEntries: 2 },
     });
     expect((await call("POST", accept, { hash: change!.pending.hash })).status).toBe(409);
     expect(changesOf((await call("GET", `/skills/${skill}/tool-changes`)).body)).toEqual([]);

@@ -120,7 +120,8 @@ describe("tool pinning", () => {
 
     // Until the cache is invalidated a fresh session still reads the old, filtered list.
     expect(names(await newPool(skill, base).listTools("echo"))).not.toContain("echo");
-    expect(await invalidateToolLists(env.CACHE, skill, "echo")).toBe(1);
+    // Two config hashes (TTL 0 and the default): a TTL-0 listing is kept too, as the last known definitions.
+    expect(await invalidateToolLists(env.CACHE, skill, "echo")).toBe(2);
     const open = newPool(skill, base);
     const echo = (await open.listTools("echo")).find((tool) => tool.name === "echo");
     expect(echo?.description).toBe(INJECTED);

@@ -32,6 +32,7 @@ const run: StoredRun = {
   args: '{"query":"budgets"}',
   notes: ["fx__drop: blocked by tool policy"],
   answer: "Budgets bound loops.",
+  unavailable: [],
 };
 
 describe("a run's trace as Markdown", () => {

@@ -37,6 +37,18 @@ export interface RunUsage {
   retries: number;
 }
 
+/**
+ * A downstream server, or one tool of it, the run could not reach: its tools were left out (its
+ * listing failed), or a call failed because the server was unavailable. The answer may still be
+ * a model answer; this is how the orchestrator (and the run record) can tell.
+ */
+export interface UnavailableTool {
+  server: string;
+  /** Absent when the whole server was left out (its listing failed). */
+  tool?: string;
+  reason: string;
+}
+
 export interface ToolCallRecord {
   toolCallId: string;
   /** Namespaced `server__tool` as the model emitted it. */
@@ -181,6 +193,8 @@ export interface ExpertRunResult {
   question?: PausedQuestion;
   /** Calls decided when a paused run resumed (approved and run, or declined), for the trace. */
   decidedCalls?: ToolCallRecord[];
+  /** Servers and tools the run found unavailable, when any. */
+  unavailable?: UnavailableTool[];
 }
 
 /**

@@ -6,7 +6,9 @@ import { describeModelError } from "../models/describe-model-error";
 import type { TrackedModel } from "../models/model-fault-tracker";
 import { ModelRetryStoppedError } from "../models/model-retry";
 import type { RunSignals } from "./abort";
-import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome, RunUsage } from "./expert-types";
+import { DownstreamUnavailableError } from "../../downstream/downstream-errors";
+import { ExpertToolsUnavailableError } from "../tools/tool-errors";
+import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome, RunUsage, UnavailableTool } from "./expert-types";
 import type { RunBudget } from "./run-budget";
 import type { RunRecorder } from "./run-recorder";
 
@@ -54,6 +56,7 @@ export function assembleResult(end: RunEnd, recorder: RunRecorder, budget: RunBu
     ...(end.structured ? { structured: end.structured } : {}),
     ...(end.question ? { question: end.question } : {}),
     ...(end.error ? { error: { kind: end.error.kind, message: end.error.toolMessage } } : {}),
+    ...(recorder.unavailable.length > 0 ? { unavailable: [...recorder.unavailable] } : {}),
     messages: threadMessages(end, recorder),
     notes: end.notes,
   };
@@ -148,14 +151,23 @@ export function interruptedRunEnd(error: unknown, signals: RunSignals, tracked: 
 export function failedRun(error: unknown, startedAt: number): ExpertRunResult {
   const known = SlipsnisseError.is(error);
   const message = known ? error.toolMessage : "The expert failed unexpectedly. Try again; if it persists, an admin can look up the run record.";
+  const unavailable = unavailableIn(error);
   return {
     outcome: "error",
     text: message,
     error: { kind: known ? error.kind : "internal", message },
+    ...(unavailable.length > 0 ? { unavailable } : {}),
     steps: [],
     messages: [],
     usage: unusedRun(startedAt),
   };
+}
+
+/** What a run that failed before its model loop could not reach, when that was why. */
+function unavailableIn(error: unknown): UnavailableTool[] {
+  if (error instanceof ExpertToolsUnavailableError) return error.servers.map(({ serverId, reason }) => ({ server: serverId, reason }));
+  if (error instanceof DownstreamUnavailableError) return [{ server: error.serverId, reason: error.reason }];
+  return [];
 }
 
 /** The usage of a run that ended before its model ran (it failed, or paused for a connection): nothing but the time. */

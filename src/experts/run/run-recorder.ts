@@ -1,6 +1,6 @@
 import { NoSuchToolError } from "ai";
 import type { ModelMessage, StepResult, ToolSet } from "ai";
-import type { StepRecord, ToolCallRecord, UserDecision } from "./expert-types";
+import type { StepRecord, ToolCallRecord, UnavailableTool, UserDecision } from "./expert-types";
 
 /** A call's record plus the text the model saw, kept for the budget-exhausted summary. */
 interface CallEntry {
@@ -25,6 +25,8 @@ export class RunRecorder {
   /** Model calls retried (rate limits, 5xx, dropped connections) inside the run's deadline. */
   modelRetries = 0;
   readonly invalidInputTools: string[] = [];
+  /** Servers and tools found unavailable during the run, each once (its first reason). */
+  readonly unavailable: UnavailableTool[] = [];
   lastText = "";
   /**
    * The expert's own tool names when the step now running offers none because the budget ended
@@ -76,6 +78,12 @@ export class RunRecorder {
   recordCall(record: ToolCallRecord, modelText?: string): void {
     const startedAt = this.calls.get(record.toolCallId)?.record.startedAt ?? record.startedAt ?? Date.now() - record.elapsedMs;
     this.calls.set(record.toolCallId, { record: { ...record, startedAt }, ...(modelText === undefined ? {} : { modelText }) });
+  }
+
+  /** A server left out (no `tool`) or a call that failed because its server was unavailable. */
+  markUnavailable(entry: UnavailableTool): void {
+    if (this.unavailable.some((known) => known.server === entry.server && known.tool === entry.tool)) return;
+    this.unavailable.push(entry);
   }
 
   /** Adds the approval or answer decision to a call already recorded. */

@@ -1,6 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import type { EvalRunOptions } from "../evals/eval-call";
-import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord } from "../run/expert-types";
+import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "../run/expert-types";
 import type { ConnectRequest } from "./connection-gate";
 import type { ResumableStreamRef } from "./stream-records";
 export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
@@ -71,6 +71,8 @@ export interface ExpertCallResult {
   traceId?: string;
   /** Set when the run paused because a server needs the user to connect (sign in to it): where. */
   connect?: ConnectRequest;
+  /** Downstream servers and tools the run found unavailable (reasons redacted), when any. */
+  unavailable?: UnavailableTool[];
   /**
    * An eval run's steps as recorded (`evaluation` requests only): what its assertions check,
    * handed back with the answer instead of read back by two more calls to the session.

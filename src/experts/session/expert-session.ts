@@ -283,6 +283,7 @@ export class ExpertSession extends DurableObject<Env> {
       ...thread,
       ...(question ? { question } : {}),
       ...(connect ? { connect } : {}),
+      ...(stored.end.unavailable.length > 0 ? { unavailable: [...stored.end.unavailable] } : {}),
       ...(request.evaluation ? { recordedSteps: stored.steps } : {}),
       usage: result.usage,
       traceId: trace.traceId,

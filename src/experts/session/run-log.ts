@@ -1,4 +1,4 @@
-import type { ExpertRunResult, RecordedOutcome, RunUsage, StepRecord } from "../run/expert-types";
+import type { ExpertRunResult, RecordedOutcome, RunUsage, StepRecord, UnavailableTool } from "../run/expert-types";
 
 /** Who made the call, as signed in: the id, and the login and email to show it by. */
 export interface RunCaller {
@@ -29,6 +29,8 @@ export interface StoredRunStart {
 export interface RunEndTrace {
   notes: readonly string[];
   answer: string;
+  /** Servers and tools the run found unavailable (reasons redacted). */
+  unavailable: readonly UnavailableTool[];
 }
 
 export interface StoredRun extends Omit<StoredRunStart, "traceId" | "caller" | "args"> {
@@ -42,6 +44,8 @@ export interface StoredRun extends Omit<StoredRunStart, "traceId" | "caller" | "
   /** Tools the runner left out and why (unlisted, blocked, withheld, unavailable servers). */
   notes: string[];
   answer: string | null;
+  /** Servers and tools the run found unavailable: left out, or a call failed because the server could not be reached. */
+  unavailable: UnavailableTool[];
 }
 
 /** Durable Object SQLite binds at most 100 parameters per statement; a step row binds 8. */
@@ -71,13 +75,14 @@ export class RunLog {
 
   finish(runId: string, result: Pick<ExpertRunResult, "outcome" | "usage" | "steps" | "error">, endedAt: number, trace?: RunEndTrace): void {
     this.sql.exec(
-      `UPDATE runs SET outcome = ?, error = ?, usage = ?, ended_at = ?, notes = ?, answer = ? WHERE id = ?`,
+      `UPDATE runs SET outcome = ?, error = ?, usage = ?, ended_at = ?, notes = ?, answer = ?, unavailable = ? WHERE id = ?`,
       result.outcome,
       result.error?.message ?? null,
       JSON.stringify(result.usage),
       endedAt,
       trace ? JSON.stringify(trace.notes) : null,
       trace?.answer ?? null,
+      trace && trace.unavailable.length > 0 ? JSON.stringify(trace.unavailable) : null,
       runId,
     );
     // One statement per batch of steps instead of one per step (a 20-step run wrote 20 rows one by one).
@@ -161,6 +166,7 @@ type RunRow = {
   args: string | null;
   notes: string | null;
   answer: string | null;
+  unavailable: string | null;
 };
 type StepRow = {
   run_id: string;
@@ -199,5 +205,7 @@ function toStoredRun(row: RunRow): StoredRun {
     args: row.args,
     notes: row.notes === null ? [] : (JSON.parse(row.notes) as string[]),
     answer: row.answer,
+    // Written only by finish above from typed records.
+    unavailable: row.unavailable === null ? [] : (JSON.parse(row.unavailable) as UnavailableTool[]),
   };
 }

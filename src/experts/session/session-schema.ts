@@ -139,6 +139,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [`ALTER TABLE tasks ADD COLUMN generation TEXT NOT NULL DEFAULT 'v1'`, `ALTER TABLE tasks ADD COLUMN input_request TEXT`],
   // Which run and request a resumable call stream names, so a resume after a restart finds the run's outcome (stream-records.ts).
   [...CALL_STREAMS_TABLE],
+  // Which downstream servers and tools a run found unavailable (run-log.ts), as the result's `_meta` says.
+  [`ALTER TABLE runs ADD COLUMN unavailable TEXT`],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

@@ -1,6 +1,7 @@
 import type { DownstreamServerConfig, ExpertConfig, ToolPolicy } from "../../catalog/catalog-schema";
 import type { DownstreamTool } from "../../downstream/downstream-types";
 import { ToolListCache } from "../../downstream/tool-list-cache";
+import { requiresApproval } from "./tool-approval";
 import { globToRegExp, isToolAllowed, namespacedToolName } from "./tool-names";
 
 /** The MCP ToolAnnotations an expert tool advertises (2025-06-18 and later). */
@@ -65,10 +66,31 @@ export function deriveExpertAnnotations(expert: ExpertConfig, policy: ToolPolicy
 }
 
 /**
- * The skill's downstream tool lists as cached in KV, never asking a server: tools/list must stay
- * fast and must not connect downstream. A list not cached yet, expired, or unreadable is
- * `undefined`, which deriveExpertAnnotations reads with the spec's conservative defaults; the
- * next expert run lists and caches it.
+ * Whether a call of this expert may stop for approval, given what its servers list: a
+ * whitelisted tool the policy puts behind approval (tool-approval.ts). A server whose list is not
+ * known may list one. Only then does the expert's schema need its `approve` argument.
+ */
+export function expertMayNeedApproval(expert: ExpertConfig, policy: ToolPolicy, listings: CachedListings): boolean {
+  for (const [serverId, whitelist] of Object.entries(expert.internal_tools)) {
+    const listed = listings.get(serverId);
+    if (listed === undefined) return true;
+    const patterns = whitelist.map(globToRegExp);
+    for (const tool of listed) {
+      if (!patterns.some((pattern) => pattern.test(tool.name))) continue;
+      const name = namespacedToolName(serverId, tool.name);
+      if (isToolAllowed(name, policy) && requiresApproval(name, tool, policy)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The skill's downstream tool lists as last known in KV, never asking a server: tools/list must
+ * stay fast and must not connect downstream (nor read D1). The last known listing counts however
+ * old: its tools are the ones that passed their pins, and a server that says its lists may not
+ * be reused (`ttlMs: 0`) has not forgotten its tools. A list never stored (no run has listed
+ * the server yet), or unreadable, is `undefined`, which deriveExpertAnnotations reads with the
+ * spec's conservative defaults; the next expert run lists and stores it.
  */
 export async function cachedListings(
   kv: KVNamespace,
@@ -81,7 +103,7 @@ export async function cachedListings(
   const entries = await Promise.all(
     used.map(async (serverId) => {
       const config = servers[serverId];
-      const cached = config ? await cache.read(serverId, config) : undefined;
+      const cached = config ? await cache.known(serverId, config) : undefined;
       return [serverId, cached?.tools] as const;
     }),
   );

@@ -38,6 +38,7 @@ export async function buildExpertToolset(expert: ExpertConfig, policy: ToolPolic
     if (!listing || listing.status === "rejected") {
       const reason = redactCredentialShapes(listing?.reason instanceof Error ? listing.reason.message : String(listing?.reason));
       toolset.failedServers.push({ serverId, reason });
+      ctx.recorder.markUnavailable({ server: serverId, reason });
       toolset.notes.push(`server "${serverId}" is unavailable (${reason}); its tools were left out`);
       return;
     }

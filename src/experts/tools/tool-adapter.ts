@@ -3,7 +3,7 @@ import type { Tool } from "ai";
 import type { DownstreamTool, ToolSource } from "../../downstream/downstream-types";
 import { toolResultText } from "../../downstream/tool-result-text";
 import { raceWithSignal } from "../run/abort";
-import { DownstreamCallAbortedError } from "../../downstream/downstream-errors";
+import { DownstreamCallAbortedError, DownstreamUnavailableError } from "../../downstream/downstream-errors";
 import { ToolWithheldError } from "../../downstream/tool-pin-errors";
 import type { ToolCallRecord } from "../run/expert-types";
 import { truncateUtf8 } from "./result-truncation";
@@ -55,6 +55,8 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
         const message = error instanceof Error ? error.message : String(error);
         const status = failedCallStatus(error, abortSignal);
         ctx.recorder.recordCall({ toolCallId, name: exposedName, status, bytes: 0, elapsedMs: elapsed(), error: message, ...traced });
+        // The model may still answer (from other tools, or quoting the failure): the result's `_meta` says so.
+        if (error instanceof DownstreamUnavailableError) ctx.recorder.markUnavailable({ server: serverId, tool: tool.name, reason: error.reason });
         throw error;
       });
       const flat = toolResultText(result);

@@ -125,6 +125,7 @@ export function finishRunTrace(trace: SessionRunTrace, result: ExpertRunResult):
     end: {
       notes: (result.notes ?? []).map(trace.redact),
       answer: excerpt(result.text, trace.redact, TRACE_BOUNDS.answer),
+      unavailable: (result.unavailable ?? []).map((entry) => ({ ...entry, reason: excerpt(entry.reason, trace.redact, TRACE_BOUNDS.toolResult) })),
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expertSchema, toolPolicySchema } from "../../../src/catalog/catalog-schema";
 import type { DownstreamTool } from "../../../src/downstream/downstream-types";
-import { deriveExpertAnnotations, expertTitle } from "../../../src/experts/tools/expert-tool-annotations";
+import { deriveExpertAnnotations, expertMayNeedApproval, expertTitle } from "../../../src/experts/tools/expert-tool-annotations";
 
 type Hints = DownstreamTool["annotations"];
 const tool = (name: string, annotations?: Hints): DownstreamTool => ({
@@ -86,5 +86,35 @@ describe("expert tool annotations derived from the whitelist", () => {
     expect(expertTitle({ name: "research_dependency" })).toBe("Research dependency");
     expect(expertTitle({ name: "ask-docs.v2" })).toBe("Ask docs v2");
     expect(expertTitle({ name: "ask_docs", title: "Docs librarian" })).toBe("Docs librarian");
+  });
+});
+
+describe("whether an expert's schema offers `approve`", () => {
+  const expert = expertSchema.parse({ name: "ask_wiki", description: "d", internal_tools: { wiki: ["get_*", "delete_page"] } });
+  const listing = (tools: DownstreamTool[]) => new Map([["wiki", tools]]);
+
+  it.each([
+    { case: "read-only tools under the default policy", policy: {}, tools: [tool("get_page", readOnly)], expected: false },
+    { case: "a whitelisted destructive tool", policy: {}, tools: [tool("get_page", readOnly), tool("delete_page", closedDelete)], expected: true },
+    {
+      case: "a destructive tool when approve_destructive is off",
+      policy: { approve_destructive: false },
+      tools: [tool("delete_page", closedDelete)],
+      expected: false,
+    },
+    { case: "a destructive tool the policy blocks", policy: { blocked: ["wiki__delete_*"] }, tools: [tool("delete_page", closedDelete)], expected: false },
+    { case: "a destructive tool outside the whitelist", policy: {}, tools: [tool("get_page", readOnly), tool("drop_wiki", closedDelete)], expected: false },
+    {
+      case: "a requires_approval pattern naming a whitelisted tool",
+      policy: { requires_approval: ["wiki__get_page"] },
+      tools: [tool("get_page", readOnly)],
+      expected: true,
+    },
+  ])("$case: $expected", ({ policy, tools, expected }) => {
+    expect(expertMayNeedApproval(expert, toolPolicySchema.parse(policy), listing(tools))).toBe(expected);
+  });
+
+  it("a server whose list is not known may list one", () => {
+    expect(expertMayNeedApproval(expert, toolPolicySchema.parse({}), new Map([["wiki", undefined]]))).toBe(true);
   });
 });
