@@ -68,7 +68,7 @@ describe("runs pages", () => {
     ]);
     const response = await page("/admin");
     expect(response.status).toBe(200);
-    expect(response.text).toContain(`${skill} / <code class="name">busy_<wbr>expert</code>`);
+    expect(response.text).toContain(`${skill} / <code class="name">busy_expert</code>`);
     expect(response.text).toMatch(/role="img" aria-label="Runs per day\. /);
   });
 
@@ -88,7 +88,7 @@ describe("runs pages", () => {
     ];
     await writeIndexRows(outcomes.map((outcome, index) => indexRow({ skill, startedAt: now - index, expert: "mixed_expert", outcome })));
     const response = await page("/admin");
-    const row = new RegExp(`<tr><td><a href="[^"]*">${skill} / <code class="name">mixed_<wbr>expert</code></a></td>(.*?)</tr>`).exec(response.text)?.[1] ?? "";
+    const row = new RegExp(`<tr><td><a href="[^"]*">${skill} / <code class="name">mixed_expert</code></a></td>(.*?)</tr>`).exec(response.text)?.[1] ?? "";
     expect(response.text).toContain('<th scope="col">Errors</th><th scope="col">Budget stops</th><th scope="col">Cancels</th><th scope="col">Pauses</th>');
     const cells = [...row.matchAll(/<td[^>]*>(?:<a [^>]*>)?([^<]*)/g)].map((match) => match[1]);
     expect(cells.slice(0, 5)).toEqual(["9", "2", "3", "1", "2"]);
