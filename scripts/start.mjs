@@ -49,7 +49,9 @@ const devVars = existsSync(devVarsFile) ? readFileSync(devVarsFile, "utf8") : ""
 const LOG_FILE = ".wrangler/slipsnisse-start.log";
 const logPath = join(root, LOG_FILE);
 mkdirSync(dirname(logPath), { recursive: true });
-writeFileSync(logPath, `npm start ${process.argv.slice(2).join(" ")} at ${new Date().toISOString()}\n`);
+// What wrangler prints (request lines with their paths) stays the user's, as the terminal was.
+writeFileSync(logPath, `npm start ${process.argv.slice(2).join(" ")} at ${new Date().toISOString()}\n`, { mode: 0o600 });
+chmodSync(logPath, 0o600);
 const log = (text) => appendFileSync(logPath, text);
 
 // A local model server for the demo expert, looked for while the migrations run (bounded, in

@@ -113,7 +113,9 @@ describe("npm start --no-auth", () => {
       `Starting wrangler dev on http://127.0.0.1:${start.port} …`,
     ]);
     expect(start.output()).toContain("Log:           .wrangler/slipsnisse-start.log");
-    const log = await readFile(join(project.dir, ".wrangler", "slipsnisse-start.log"), "utf8");
+    const logFile = join(project.dir, ".wrangler", "slipsnisse-start.log");
+    expect((await stat(logFile)).mode & 0o777).toBe(0o600);
+    const log = await readFile(logFile, "utf8");
     for (const migration of ["0001_catalog.sql", "0005_run_index_stops.sql"]) expect(log).toContain(migration);
     expect(log).toContain(`Ready on http://127.0.0.1:${start.port}`);
   });
