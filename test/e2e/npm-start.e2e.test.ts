@@ -118,6 +118,8 @@ describe("npm start --no-auth", () => {
     const log = await readFile(logFile, "utf8");
     for (const migration of ["0001_catalog.sql", "0005_run_index_stops.sql"]) expect(log).toContain(migration);
     expect(log).toContain(`Ready on http://127.0.0.1:${start.port}`);
+    // wrangler lists the run's secrets as "(hidden)": the admin token of this run is not in the log.
+    expect(log).not.toContain((await tokenFileOf(project.dir)).token);
   });
 
   it("authors the demo version as the admin token, as an OAuth start does", async () => {
