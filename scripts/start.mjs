@@ -1,16 +1,22 @@
 #!/usr/bin/env node
 // `npm start`: local D1 migrations, `wrangler dev --local` on 127.0.0.1:8787, then the demo
 // catalog loaded through the admin API when the catalog is empty. Runs under the project's
-// Node 24 (npm puts node_modules/.bin first on PATH). Ctrl-C stops wrangler and its workerd processes.
-import { spawn, spawnSync } from "node:child_process";
+// Node 24 (npm puts node_modules/.bin first on PATH). Ctrl-C stops wrangler and its workerd
+// processes; a watchdog stops them when npm start dies any other way. Before the banner only a
+// line per step is printed: wrangler's output goes to .wrangler/slipsnisse-start.log, and
+// after the banner to the terminal as well.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { LOCAL_ADMIN_TOKEN_FILE } from "../src/cli/local-admin-token.mjs";
-import { DEMO_NOTE, demoCatalog } from "./demo-catalog.mjs";
+import { DEMO_NOTE, demoCatalog, demoModelConfigured } from "./demo-catalog.mjs";
+import { findLocalModelServer, probeTargets } from "./local-model-probe.mjs";
+import { applyMigrations, migrationsUpToDate } from "./local-migrations.mjs";
+import { banner, demoModelLines } from "./start-banner.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const wrangler = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -32,19 +38,37 @@ const quiet = {
   WRANGLER_HIDE_BANNER: "true",
 };
 
-const migrate = spawnSync(process.execPath, [wrangler, "d1", "migrations", "apply", "DB", "--local"], {
-  cwd: root,
-  env: quiet,
-  stdio: "inherit",
-});
-if (migrate.status !== 0) process.exit(migrate.status ?? 1);
-
 const base = `http://127.0.0.1:${port}`;
 // The demo catalog and the admin token go to whatever answers on the port once it is healthy:
-// another server already listening there must not get them.
+// another server already listening there must not get them. Checked first (a taken port needs
+// no migrations) and again just before wrangler starts.
 await assertPortFree(port);
 const devVarsFile = join(root, ".dev.vars");
 const devVars = existsSync(devVarsFile) ? readFileSync(devVarsFile, "utf8") : "";
+
+const LOG_FILE = ".wrangler/slipsnisse-start.log";
+const logPath = join(root, LOG_FILE);
+mkdirSync(dirname(logPath), { recursive: true });
+// What wrangler prints (request lines with their paths) stays the user's, as the terminal was.
+writeFileSync(logPath, `npm start ${process.argv.slice(2).join(" ")} at ${new Date().toISOString()}\n`, { mode: 0o600 });
+chmodSync(logPath, 0o600);
+const log = (text) => appendFileSync(logPath, text);
+
+// A local model server for the demo expert, looked for while the migrations run (bounded, in
+// parallel), unless the user named a model or Gemini; --remote runs Workers AI for real.
+const probed = remote || demoModelConfigured({ env: process.env, devVars }) ? [] : probeTargets(process.env, port);
+const probe = probed.length > 0 ? findLocalModelServer(probed, process.env.SLIPSNISSE_DEMO_MODEL) : Promise.resolve({ empty: [] });
+
+if (migrationsUpToDate(root)) {
+  console.log("Database ready (local D1; no migration pending).");
+} else {
+  const migrated = await applyMigrations({ root, wrangler, env: quiet, log });
+  if (migrated.code !== 0) {
+    console.error(`${migrated.output.trimEnd().split("\n").slice(-30).join("\n")}\n\nThe local D1 migrations failed (the whole output is in ${LOG_FILE}).`);
+    process.exit(migrated.code ?? 1);
+  }
+  console.log(`Database ready (local D1; migrations applied, listed in ${LOG_FILE}).`);
+}
 // An ADMIN_TOKEN the user put in .dev.vars is the Worker's token; otherwise one for this run.
 const ownToken = dotenvValue(devVars, "ADMIN_TOKEN");
 const adminToken = ownToken ?? randomBytes(24).toString("base64url");
@@ -100,18 +124,44 @@ const devArgs = [
   ...(devUsers.length > 0 ? ["--var", `DEV_USERS:${devUsers.join(",")}`] : []),
   ...secretFiles(),
 ];
-const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: "inherit", detached: true });
+await assertPortFree(port);
+console.log(`Starting wrangler dev on ${base} …`);
+const dev = spawn(process.execPath, devArgs, { cwd: root, env: quiet, stdio: ["ignore", "pipe", "pipe"], detached: true });
+// Until the banner, wrangler's output (bindings table, request lines of the health checks)
+// goes only to the log; from then on to the terminal as well.
+let echo = false;
+for (const [from, to] of [
+  [dev.stdout, process.stdout],
+  [dev.stderr, process.stderr],
+]) {
+  from.on("data", (chunk) => {
+    log(chunk.toString());
+    if (echo) to.write(chunk);
+  });
+}
+// Its stdin is a pipe from this process that nobody writes to: it ends when this process ends,
+// however it ends, and the watchdog then ends wrangler's group (scripts/start-watchdog.mjs).
+spawn(process.execPath, [fileURLToPath(new URL("./start-watchdog.mjs", import.meta.url)), String(dev.pid)], {
+  stdio: ["pipe", "ignore", "ignore"],
+}).unref();
+let stopping = false;
 const stop = () => {
+  stopping = true;
   try {
     process.kill(-dev.pid, "SIGTERM");
   } catch {}
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
-dev.on("exit", (code) => process.exit(code ?? 0));
+process.on("SIGHUP", stop);
+dev.on("exit", (code) => {
+  if (!echo && !stopping) console.error(`wrangler dev exited (${code ?? "killed"}) before the server was ready; its output is in ${LOG_FILE}:\n${logTail()}`);
+  process.exit(code ?? 0);
+});
 
 await waitForHealth(`${base}/healthz`, 60_000);
-const catalog = demoCatalog({ env: process.env, devVars });
+const { found, empty } = await probe;
+const catalog = demoCatalog({ env: process.env, devVars, found });
 let loaded;
 try {
   loaded = await loadDemoUnlessOwnCatalog(catalog);
@@ -120,31 +170,16 @@ try {
   stop();
 }
 if (loaded !== undefined) {
-  const logins = [devUser, ...devUsers.filter((login) => login !== devUser)];
-  console.log(`\nSlipsnisse is running.`);
-  console.log(`  MCP endpoint:  ${base}/mcp`);
-  console.log(`  Catalog:       ${loaded}`);
-  if (open) {
-    console.log(`  Sign-in:       none (--no-auth, loopback only)`);
-    console.log(`  List tools:    npx @modelcontextprotocol/inspector --cli ${base}/mcp --transport http --method tools/list`);
-  } else if (logins.length > 1) {
-    console.log(`  Sign-in:       OAuth with the dev identity provider; the consent page offers ${logins.join(", ")} (admin: ${devUser})`);
-    console.log(`  Without OAuth: npm start -- --no-auth`);
-  } else {
-    console.log(`  Sign-in:       OAuth with the dev identity provider as "${devUser}" (one click on the consent page)`);
-    console.log(`  Without OAuth: npm start -- --no-auth`);
-  }
-  console.log(`  Admin CLI:     npx slipsnisse push catalog.json --url ${base}`);
-  console.log(
-    `                 (also pull, diff, versions, whoami; the ${ownToken ? "ADMIN_TOKEN from .dev.vars" : "admin token of this run"} is read from ${LOCAL_ADMIN_TOKEN_FILE})`,
-  );
-  console.log(`  Claude Code:   claude mcp add --transport http slipsnisse ${base}/mcp\n`);
+  const model = loaded.demo ? demoModelLines({ provider: catalog.provider, remote, found, empty, probed }) : [];
+  log(`npm start: ready${found ? ` (found ${found.name} on port ${found.port}: ${found.model})` : ""}\n`);
+  process.stdout.write(banner({ base, catalog: loaded.text, model, open, devUser, devUsers, ownToken: Boolean(ownToken), logFile: LOG_FILE }));
+  echo = true;
 }
 
 /**
  * The demo goes only into an empty catalog, or replaces the demo an earlier `npm start` loaded
  * (so a new model choice applies); a catalog of the user's own is never touched.
- * @returns {Promise<string>} what the banner says about the catalog
+ * @returns {Promise<{ text: string, demo: boolean }>} what the banner says about the catalog; whether it is the demo
  */
 async function loadDemoUnlessOwnCatalog({ document, describe }) {
   const live = await adminApi("GET", "/catalog");
@@ -152,12 +187,17 @@ async function loadDemoUnlessOwnCatalog({ document, describe }) {
   if (skills.length > 0) {
     const history = skills.length === 1 && skills[0] === "default" ? await adminApi("GET", "/skills/default/versions") : { versions: [] };
     const current = (history.versions ?? []).find((version) => version.current);
-    if (current?.note !== DEMO_NOTE) return `kept the existing catalog (skills: ${skills.join(", ")}); the demo was not loaded`;
+    if (current?.note !== DEMO_NOTE) return { text: `kept the existing catalog (skills: ${skills.join(", ")}); the demo was not loaded`, demo: false };
   }
   const put = await adminApi("PUT", `/catalog?note=${encodeURIComponent(DEMO_NOTE)}`, document);
   const changed = (put.skills ?? []).some((skill) => skill.changed);
   const what = skills.length === 0 ? "loaded the demo" : changed ? "the demo, updated" : "the demo, unchanged";
-  return `${what}: expert "ask_docs" uses ${describe}`;
+  return { text: `${what}: expert "ask_docs" uses ${describe}`, demo: true };
+}
+
+/** The end of the log, for a start that failed before the banner. */
+function logTail() {
+  return readFileSync(logPath, "utf8").trimEnd().split("\n").slice(-30).join("\n");
 }
 
 async function adminApi(method, path, body) {
@@ -189,7 +229,7 @@ async function waitForHealth(url, timeoutMs) {
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  console.error(`wrangler dev did not answer ${url} within ${timeoutMs / 1000} s`);
+  console.error(`wrangler dev did not answer ${url} within ${timeoutMs / 1000} s; its output is in ${LOG_FILE}:\n${logTail()}`);
   stop();
   process.exit(1);
 }

@@ -28,6 +28,10 @@ const OPTIONS = /** @type {const} */ ({
   note: { type: "string" },
   config: { type: "string" },
   "dry-run": { type: "boolean" },
+  // tenant add: ids of resources that exist already
+  "db-id": { type: "string" },
+  "cache-kv-id": { type: "string" },
+  "oauth-kv-id": { type: "string" },
   "exit-code": { type: "boolean" },
   // runs and usage
   expert: { type: "string" },

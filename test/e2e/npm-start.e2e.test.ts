@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { open, readFile, stat, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listenOnLoopback } from "../fixtures/loopback-http";
@@ -7,7 +8,8 @@ import { runCliProcess } from "./cli/cli-process";
 import { startFakeOpenAI, textReply, toolCallsReply, toolResultMessages, type FakeOpenAIServer } from "./harness/fake-openai-server";
 import { connectMcpClient, resultText } from "./harness/mcp-clients";
 import { startNpmStart, type NpmStart } from "./harness/npm-start-process";
-import { listProcessGroup } from "./harness/process-group";
+import { freePort } from "./harness/free-port";
+import { childrenMatching, isLiveProcess, listProcessGroup } from "./harness/process-group";
 import { snapshotProject, type ProjectSnapshot } from "./harness/project-snapshot";
 import { waitFor } from "../support/wait-for";
 
@@ -27,6 +29,25 @@ async function versionsOfDefault(url: string, token: string): Promise<Array<{ au
   return ((await response.json()) as { versions: Array<{ author: string; note: string | null; current: boolean }> }).versions;
 }
 
+/** Whether nothing accepts a TCP connection on 127.0.0.1:port any more. */
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", () => resolve(true));
+  });
+}
+
+/** The lines npm start printed before its banner. */
+function linesBeforeBanner(output: string): string[] {
+  return output.slice(0, output.indexOf("Slipsnisse is running.")).trimEnd().split("\n");
+}
+
+const TENANT_IDS = ["--db-id", "0f1e2d3c-4b5a-4697-8899-aabbccddeeff", "--cache-kv-id", "c".repeat(32), "--oauth-kv-id", "d".repeat(32)];
+
 async function tokenFileOf(dir: string): Promise<{ url: string; token: string; mode: number }> {
   const file = join(dir, ".wrangler", "slipsnisse-admin.json");
   const { url, token } = JSON.parse(await readFile(file, "utf8")) as { url: string; token: string };
@@ -35,23 +56,28 @@ async function tokenFileOf(dir: string): Promise<{ url: string; token: string; m
 
 /**
  * The README's first command, as a user runs it: `npm start` (here with `--no-auth`, since this
- * client does no OAuth, and a local OpenAI-compatible model as the README describes), then the
- * demo expert answers a question by searching the built-in docs server.
+ * client does no OAuth) on a machine running a local OpenAI-compatible server, which npm start
+ * finds by itself; then the demo expert answers a question by searching the built-in docs server.
  */
 describe("npm start --no-auth", () => {
   let fake: FakeOpenAIServer;
   let project: ProjectSnapshot;
   let start: NpmStart;
+  let modelPort: string;
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({
+      // Listed as Ollama lists them: an embedding model first, a tool-calling family last.
+      models: ["nomic-embed-text:latest", "gemma2:2b", "qwen2.5:7b-instruct"],
       script: [
         toolCallsReply({ name: "docs__search_docs", arguments: { query: "budget exhausted" } }),
         textReply("Every loop is bounded; running out returns what was gathered."),
       ],
     });
     project = await snapshotProject();
-    start = await startNpmStart(project.dir, ["--no-auth"], { SLIPSNISSE_DEMO_BASE_URL: fake.baseURL, SLIPSNISSE_DEMO_MODEL: "fake" });
+    modelPort = new URL(fake.baseURL).port;
+    // A port nothing listens on comes first: the probe must get past it.
+    start = await startNpmStart(project.dir, ["--no-auth"], { SLIPSNISSE_DEMO_PROBE_PORTS: `${await freePort()},${modelPort}` });
   });
 
   afterAll(async () => {
@@ -60,15 +86,18 @@ describe("npm start --no-auth", () => {
     await project?.remove();
   });
 
-  it("prints how to connect and serves the demo expert", async () => {
+  it("finds the local model server, says so, and its first ask_docs call gets the model's answer", async () => {
     const output = start.output();
     expect(output).toContain(`MCP endpoint:  http://127.0.0.1:${start.port}/mcp`);
-    expect(output).toContain('Catalog:       loaded the demo: expert "ask_docs" uses openai-compatible / fake');
+    expect(output).toContain(`Dashboard:     http://127.0.0.1:${start.port}/admin`);
+    expect(output).toContain('Catalog:       loaded the demo: expert "ask_docs" uses openai-compatible / qwen2.5:7b-instruct');
+    expect(output).toContain(`Model:         qwen2.5:7b-instruct on a server at 127.0.0.1:${modelPort}, found by npm start`);
     const client = await connectMcpClient("v2-2025", `http://127.0.0.1:${start.port}/mcp`);
     try {
       expect((await client.listTools()).map((tool) => tool.name)).toEqual(["ask_docs"]);
       const result = await client.callTool("ask_docs", { query: "What happens when a budget runs out?" });
       expect(resultText(result)).toContain("Every loop is bounded");
+      expect(fake.requests.map((request) => request.model)).toEqual(["qwen2.5:7b-instruct", "qwen2.5:7b-instruct"]);
       // The model read a real search result from the built-in docs server (this project's docs).
       const toolResults = fake.requests.flatMap((request) => toolResultMessages(request));
       expect(toolResults.map((message) => message.content).join("\n")).toMatch(/\(path: [a-z]+#/);
@@ -77,9 +106,58 @@ describe("npm start --no-auth", () => {
     }
   });
 
+  it("prints a line per step before the banner and keeps the migrations' output in the log the banner names", async () => {
+    const before = linesBeforeBanner(start.output());
+    expect(before).toEqual([
+      expect.stringMatching(/^Database ready \(local D1; migrations applied, listed in \.wrangler\/slipsnisse-start\.log\)\.$/),
+      `Starting wrangler dev on http://127.0.0.1:${start.port} …`,
+    ]);
+    expect(start.output()).toContain("Log:           .wrangler/slipsnisse-start.log");
+    const logFile = join(project.dir, ".wrangler", "slipsnisse-start.log");
+    expect((await stat(logFile)).mode & 0o777).toBe(0o600);
+    const log = await readFile(logFile, "utf8");
+    for (const migration of ["0001_catalog.sql", "0005_run_index_stops.sql"]) expect(log).toContain(migration);
+    expect(log).toContain(`Ready on http://127.0.0.1:${start.port}`);
+    // wrangler lists the run's secrets as "(hidden)": the admin token of this run is not in the log.
+    expect(log).not.toContain((await tokenFileOf(project.dir)).token);
+  });
+
   it("authors the demo version as the admin token, as an OAuth start does", async () => {
     const { token } = await tokenFileOf(project.dir);
     expect(await versionsOfDefault(`http://127.0.0.1:${start.port}`, token)).toMatchObject([{ author: "admin-token", current: true }]);
+  });
+
+  it("keeps serving while `tenant add` previews (writing nothing) and then writes wrangler.toml", async () => {
+    const config = join(project.dir, "wrangler.toml");
+    const original = await readFile(config);
+    const preview = await runCliProcess(["tenant", "add", "acme", "--dry-run", ...TENANT_IDS], { cwd: project.dir });
+    expect(preview).toMatchObject({ code: 0, stdout: expect.stringContaining("[env.acme]") });
+    expect(await readFile(config)).toEqual(original);
+
+    // A reader that opened the config before the write (as wrangler's watcher reads it) sees it whole.
+    const before = await open(config);
+    const reloads = start.output().split("updated and ready").length;
+    try {
+      const added = await runCliProcess(["tenant", "add", "acme", ...TENANT_IDS], { cwd: project.dir });
+      expect(added.code, added.stderr).toBe(0);
+      expect(added.stdout).toContain("npx wrangler deploy --env acme");
+      // expect((await before.readFile()).equals(original)).toBe(true);
+    } finally {
+      await before.close();
+    }
+    expect((await readFile(config, "utf8")).startsWith(original.toString().trimEnd())).toBe(true);
+    await waitFor(
+      "wrangler dev to reload the new wrangler.toml",
+      () => {
+        // A config read half-written ends wrangler dev ("Missing entry-point to Worker script"), and npm start with it.
+        if (start.child.exitCode !== null) throw new Error(`npm start exited after the write:\n${start.output().slice(-1500)}`);
+        return start.output().split("updated and ready").length > reloads ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+    expect(isLiveProcess(start.child.pid ?? 0)).toBe(true);
+    expect((await fetch(`http://127.0.0.1:${start.port}/healthz`)).status).toBe(200);
   });
 
   it("stops wrangler and its workerd processes on Ctrl-C", async () => {
@@ -123,21 +201,62 @@ describe("npm start (OAuth) and the admin CLI", () => {
     await project?.remove();
   });
 
+  let killedPort: number | undefined;
+
   it("loads the demo into the empty catalog, and on a restart updates only that demo to the new model choice", async () => {
-    start = await startNpmStart(project.dir);
-    expect(start.output()).toContain('Catalog:       loaded the demo: expert "ask_docs" uses workers-ai');
+    const emptyPort = await freePort();
+    start = await startNpmStart(project.dir, [], { SLIPSNISSE_DEMO_PROBE_PORTS: String(emptyPort) });
+    const output = start.output();
+    expect(output).toContain('Catalog:       loaded the demo: expert "ask_docs" uses workers-ai');
+    // No model server answered: the banner says so before anyone calls the expert, with the three ways out.
+    expect(output).toContain('Model:         NONE. The demo expert "ask_docs" has no model that runs here, so its calls will fail:');
+    expect(output).toContain(`no local model server answered (a server on ${emptyPort})`);
+    for (const way of [
+      "1. a local OpenAI-compatible server",
+      "2. Gemini: GOOGLE_GENERATIVE_AI_API_KEY=... in .dev.vars",
+      "3. Workers AI: npx wrangler login, then npm run start:remote",
+    ])
+      expect(output).toContain(way);
     await start.stop();
     start = await startNpmStart(project.dir, [], { SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1", SLIPSNISSE_DEMO_MODEL: "other" });
     expect(start.output()).toContain('Catalog:       the demo, updated: expert "ask_docs" uses openai-compatible / other');
-    await start.stop();
+    expect(start.output()).not.toContain("Model:");
+    // The second start finds every migration applied and skips wrangler's check.
+    expect(linesBeforeBanner(start.output())[0]).toBe("Database ready (local D1; no migration pending).");
+  });
+
+  it("takes wrangler and workerd down with it when npm start is killed with SIGKILL, freeing the port", async () => {
+    if (!start) throw new Error("the previous test left no npm start");
+    const pid = start.child.pid ?? 0;
+    const [wranglerGroup] = childrenMatching(pid, "wrangler.js dev");
+    if (wranglerGroup === undefined) throw new Error("npm start has no wrangler dev child");
+    expect(listProcessGroup(wranglerGroup).map((member) => member.command)).toEqual(expect.arrayContaining(["workerd"]));
+    const exited = new Promise((resolve) => start?.child.once("exit", resolve));
+    process.kill(pid, "SIGKILL");
+    await exited;
+    killedPort = start.port;
+    const port = killedPort;
+    await waitFor(
+      "wrangler's group to end and the port to refuse connections",
+      async () => (listProcessGroup(wranglerGroup).length === 0 && listProcessGroup(pid).length === 0 && (await refusesConnections(port)) ? true : undefined),
+      15_000,
+      200,
+    );
+    start = undefined;
   });
 
   it("prints a CLI line that pushes a catalog on the first try, with the token npm start wrote", async () => {
-    start = await startNpmStart(project.dir, [], {
-      DEV_USERS: "alice,bob",
-      SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1",
-      SLIPSNISSE_DEMO_MODEL: "other",
-    });
+    // On the port the killed npm start held: nothing of it is left to refuse this one.
+    start = await startNpmStart(
+      project.dir,
+      [],
+      {
+        DEV_USERS: "alice,bob",
+        SLIPSNISSE_DEMO_BASE_URL: "http://127.0.0.1:9/v1",
+        SLIPSNISSE_DEMO_MODEL: "other",
+      },
+      killedPort,
+    );
     const output = start.output();
     expect(output).toContain('Catalog:       the demo, unchanged: expert "ask_docs" uses openai-compatible / other');
     expect(output).toContain("Sign-in:       OAuth with the dev identity provider; the consent page offers dev, alice, bob (admin: dev)");

@@ -157,8 +157,9 @@ describe("slipsnisse tenant add", () => {
   it("writes a wrangler.toml that `wrangler deploy --dry-run --env demo` accepts with every binding", async () => {
     const dir = await mkdtemp(join(tmpdir(), "slipsnisse-tenant-"));
     await writeFile(join(dir, "wrangler.toml"), await readFile(join(repoRoot, "wrangler.toml"), "utf8"));
-    const added = await runCliProcess(["tenant", "add", "demo", "--dry-run"], { cwd: dir });
-    expect(added.code).toBe(0);
+    const ids = ["--db-id", "0f1e2d3c-4b5a-4697-8899-aabbccddeeff", "--cache-kv-id", "c".repeat(32), "--oauth-kv-id", "d".repeat(32)];
+    const added = await runCliProcess(["tenant", "add", "demo", ...ids], { cwd: dir });
+    expect(added.code, added.stderr).toBe(0);
     const config = join(dir, "wrangler.toml");
     const deploy = await runWrangler([
       "deploy",

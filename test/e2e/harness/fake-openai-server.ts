@@ -31,6 +31,8 @@ export interface FakeOpenAIOptions {
   delayMs?: number;
   /** Set false in long benchmarks to keep memory flat; `calls` stays empty then. */
   record?: boolean;
+  /** Served as `GET /v1/models` (what `npm start` probes for a local server); 404 when absent. */
+  models?: string[];
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -71,6 +73,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://fake").pathname;
+    if (req.method === "GET" && path === "/v1/models" && options.models) {
+      sendJson(res, 200, { object: "list", data: options.models.map((id) => ({ id, object: "model", owned_by: "fake" })) });
+      return;
+    }
     if (req.method !== "POST" || path !== "/v1/chat/completions") {
       await readBody(req);
       sendJson(res, 404, errorBody(`fake model: no route ${req.method} ${path}`, 404));

@@ -22,10 +22,14 @@ class PortTakenError extends Error {}
 
 /**
  * `npm start` as a user runs it (scripts/start.mjs under the project's Node) in `dir` on a free
- * port, resolved once its banner is printed; rejects with the output if it exits or takes over
- * 90 s. A port another process took between freePort and the start is tried again with another.
+ * port (or `port`), resolved once its banner is printed; rejects with the output if it exits or
+ * takes over 90 s. A free port another process took before the start is tried again with another.
+ * It probes no local model server unless `env` names SLIPSNISSE_DEMO_PROBE_PORTS: the well-known
+ * ports (Ollama's, vLLM's, …) may hold anything on a shared machine.
  */
-export async function startNpmStart(dir: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<NpmStart> {
+export async function startNpmStart(dir: string, args: readonly string[] = [], env: Record<string, string> = {}, port?: number): Promise<NpmStart> {
+  env = { SLIPSNISSE_DEMO_PROBE_PORTS: "", ...env };
+  if (port !== undefined) return startOnPort(dir, port, args, env);
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnPort(dir, await freePort(), args, env);

@@ -58,3 +58,15 @@ export function isLiveProcess(pid: number): boolean {
     return Number(p) === pid && state !== undefined && !state.startsWith("Z");
   });
 }
+
+/** The pids of `parent`'s live children whose command line contains `text`. */
+export function childrenMatching(parent: number, text: string): number[] {
+  const out = execFileSync("ps", ["-eo", "pid=,ppid=,stat=,args="], { encoding: "utf8" });
+  const pids: number[] = [];
+  for (const line of out.split("\n")) {
+    const [pid, ppid, state, ...args] = line.trim().split(/\s+/);
+    if (pid === undefined || state === undefined || state.startsWith("Z") || Number(ppid) !== parent) continue;
+    if (args.join(" ").includes(text)) pids.push(Number(pid));
+  }
+  return pids;
+}

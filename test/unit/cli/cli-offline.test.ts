@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,18 +68,20 @@ describe("usage mistakes exit 2 with a fix", () => {
   });
 });
 
+const IDS = ["--db-id", "0f1e2d3c-4b5a-4697-8899-aabbccddeeff", "--cache-kv-id", "c".repeat(32), "--oauth-kv-id", "d".repeat(32)];
+
 describe("slipsnisse tenant add --dry-run", () => {
-  it("writes an [env.<name>] block repeating every top-level binding, with TENANT and its own worker name", async () => {
+  it("writes nothing: prints the commands and the [env.<name>] block, which repeats every top-level binding with TENANT and its own worker name", async () => {
     const original = await readFile(repoToml, "utf8");
     const cwd = await tempDir({ "wrangler.toml": original });
     const run = await runCli(["tenant", "add", "acme", "--dry-run"], { cwd });
     expect(run.code).toBe(0);
+    expect(await readFile(join(cwd, "wrangler.toml"), "utf8")).toBe(original);
+    expect(run.stdout).toContain("Dry run: nothing is created and nothing is written.");
     expect(run.stdout).toContain("npx wrangler d1 create slipsnisse-acme");
-    expect(run.stdout).toContain("npx wrangler deploy --env acme");
+    expect(run.stdout).toContain("WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false npx wrangler deploy --env acme");
     expect(run.stdout).toContain("npx wrangler secret put ADMIN_TOKEN --env acme");
-    const written = await readFile(join(cwd, "wrangler.toml"), "utf8");
-    expect(written.startsWith(original.trimEnd())).toBe(true);
-    const block = written.slice(original.trimEnd().length);
+    const block = run.stdout.slice(run.stdout.indexOf('# Tenant "acme"'), run.stdout.indexOf('\nTenant "acme" is in'));
     expect(bindingNames(original)).toEqual([
       "AI",
       "CACHE",
@@ -97,6 +99,39 @@ describe("slipsnisse tenant add --dry-run", () => {
     expect(block).toMatch(/\[\[env\.acme\.services\]\]\nbinding = "SELF"\nservice = "slipsnisse-acme"/);
     expect(block).toContain('TENANT = "acme"');
     expect(block).not.toContain('TENANT = "default"');
+  });
+
+  it("previews, then the real run with existing resources' ids appends the block in one rename and ends with the deploy step", async () => {
+    const original = await readFile(repoToml, "utf8");
+    const cwd = await tempDir({ "wrangler.toml": original });
+    expect((await runCli(["tenant", "add", "acme", "--dry-run", ...IDS], { cwd })).code).toBe(0);
+    expect(await readFile(join(cwd, "wrangler.toml"), "utf8")).toBe(original);
+    const run = await runCli(["tenant", "add", "acme", ...IDS], { cwd });
+    expect(run).toMatchObject({ code: 0, stderr: "" });
+    const written = await readFile(join(cwd, "wrangler.toml"), "utf8");
+    expect(written.startsWith(original.trimEnd())).toBe(true);
+    const block = written.slice(original.trimEnd().length);
+    expect(bindingNames(block)).toEqual(bindingNames(original));
+    expect(block).toContain('database_id = "0f1e2d3c-4b5a-4697-8899-aabbccddeeff"');
+    expect(block).toContain(`id = "${"c".repeat(32)}"`);
+    expect(block).not.toContain("PLACEHOLDER");
+    expect(run.stdout.trimEnd().split("\n").at(-2)).toBe("       WRANGLER_SEND_METRICS=false WRANGLER_SEND_ERROR_REPORTS=false npx wrangler deploy --env acme");
+    // No temporary file is left beside it.
+    expect(await readdir(cwd)).toEqual(["wrangler.toml"]);
+    expect(await runCli(["tenant", "add", "acme", ...IDS], { cwd })).toMatchObject({ code: 1, stderr: expect.stringContaining("already has [env.acme]") });
+  });
+
+  it("refuses ids given in part or of the wrong kind, writing nothing", async () => {
+    const cwd = await tempDir({ "wrangler.toml": 'name = "slipsnisse"\n' });
+    expect(await runCli(["tenant", "add", "acme", "--db-id", "0f1e2d3c-4b5a-4697-8899-aabbccddeeff"], { cwd })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--cache-kv-id and --oauth-kv-id missing"),
+    });
+    expect(await runCli(["tenant", "add", "acme", ...IDS.slice(0, 5), "nope"], { cwd })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--oauth-kv-id "nope" is not an id of that kind'),
+    });
+    expect(await readFile(join(cwd, "wrangler.toml"), "utf8")).toBe('name = "slipsnisse"\n');
   });
 
   it("refuses an existing tenant, a bad name and a missing wrangler.toml without writing", async () => {
