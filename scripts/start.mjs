@@ -165,6 +165,10 @@ const catalog = demoCatalog({ env: process.env, devVars, found });
 let loaded;
 try {
   loaded = await loadDemoUnlessOwnCatalog(catalog);
+  // The health probe lists the demo's docs server through the pin check a run's listing passes,
+  // so the first tools/list already knows its tools are read-only (no "destructive" label, no
+  // `approve` argument) instead of waiting for a first run to list them.
+  if (loaded.demo) await adminApi("GET", "/skills/default/health?timeout_ms=5000").catch(() => undefined);
 } catch (error) {
   console.error(`Loading the demo catalog failed: ${error instanceof Error ? error.message : String(error)}`);
   stop();

@@ -4,7 +4,13 @@ import { connectionTarget } from "../downstream/connections/connection-target";
 import { probeSignIn } from "../downstream/connections/sign-in-probe";
 import { ServerRecoveryBoard } from "../downstream/server-recovery";
 import { connectionTokenSource, type TokenSource } from "../downstream/connections/token-source";
+import { checkAndRecordListing } from "../downstream/checked-listing";
+import { toDownstreamTool } from "../downstream/downstream-tool-schema";
+import type { DownstreamTool } from "../downstream/downstream-types";
+import { redactDeep } from "../downstream/secret-headers";
+import { ToolListCache, toolListTtlMs } from "../downstream/tool-list-cache";
 import { SlipsnisseError } from "../errors";
+import { log } from "../observability/logger";
 
 /** Whom a server with `auth` answers as, for health: a probe never holds a member's token. */
 export type SignInHealth =
@@ -86,9 +92,11 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
   try {
     connection = await connect(serverId, server, env, tokens);
     const connectMs = Date.now() - started;
-    const { tools } = await connection.client.listTools(undefined, { timeout: server.call_timeout_ms });
+    const listed = await connection.client.listTools(undefined, { timeout: server.call_timeout_ms });
+    const { tools } = listed;
     // Sessions backing off from this server may retry now (server-recovery.ts).
     await new ServerRecoveryBoard(env.CACHE, skill).announce(serverId, server, Date.now());
+    if (target === undefined) await recordListing(env, skill, serverId, server, listed, connection);
     const names = new Set(tools.map((tool) => tool.name));
     const missingTools = config.experts.flatMap((expert) =>
       (expert.internal_tools[serverId] ?? []).filter((tool) => !names.has(tool)).map((tool) => ({ expert: expert.name, tool })),
@@ -119,6 +127,31 @@ async function checkServer(env: Env, skill: string, serverId: string, config: Sk
     return { server: serverId, ok: false, latencyMs: Date.now() - started, error: connection ? connection.redact(message) : message };
   } finally {
     void connection?.close();
+  }
+}
+
+/**
+ * The probe's listing becomes the server's last known one, through the same pin check a session's
+ * listing passes, so tools/list knows the tools' annotations before any run has listed them.
+ * Only for servers without `auth`: another account's listing never speaks for a member's.
+ * A failure here (D1 unreachable for the pins) leaves the health answer as it is.
+ */
+async function recordListing(
+  env: Env,
+  skill: string,
+  serverId: string,
+  server: SkillConfig["servers"][string],
+  listed: Awaited<ReturnType<DownstreamConnection["client"]["listTools"]>>,
+  connection: DownstreamConnection,
+): Promise<void> {
+  const cache = new ToolListCache(env.CACHE, skill);
+  try {
+    const tools = listed.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
+    const known = await cache.known(serverId, server);
+    const ttlMs = toolListTtlMs(server, Reflect.get(listed, "ttlMs"));
+    await checkAndRecordListing({ skill, serverId, config: server, tools, ttlMs, known, now: Date.now() }, env.DB, cache, {});
+  } catch (error) {
+    log("warn", "health probe listing not recorded", { skill, serverId, error: String(error) });
   }
 }
 

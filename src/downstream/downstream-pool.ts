@@ -2,6 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { untilAborted } from "./abortable";
 import { classifyCallFailure } from "./call-failure";
+import { checkAndRecordListing } from "./checked-listing";
 import { connectDownstream, connectionRequired, type DownstreamConnection } from "./connect-downstream";
 import { connectionAccountKey, connectionTarget, ownerFor, serverKey } from "./connections/connection-target";
 import { connectionTokenSource, type TokenSource } from "./connections/token-source";
@@ -14,9 +15,9 @@ import { markFailed, markReady, newPoolEntry, reportedState, type PoolEntry } fr
 import { redactDeep } from "./secret-headers";
 import { ServerRecoveryBoard } from "./server-recovery";
 import { isExpiredSession } from "./transport-failure";
-import { sameListing, ToolListCache, toolListTtlMs, type CachedToolList } from "./tool-list-cache";
-import { ToolPinCheckFailedError, ToolWithheldError } from "./tool-pin-errors";
-import { applyToolPins, type PinCheck, type PinDatabase } from "./tool-pins";
+import { ToolListCache, toolListTtlMs } from "./tool-list-cache";
+import { ToolWithheldError } from "./tool-pin-errors";
+import type { PinDatabase } from "./tool-pins";
 
 export interface DownstreamPoolOptions {
   env: Env;
@@ -34,18 +35,6 @@ export interface DownstreamPoolOptions {
   tokenSource?: (serverId: string, config: DownstreamServerConfig) => TokenSource | undefined;
   /** The id (hex) of the ExpertSession that owns this pool: its token memos are dropped when a connection is removed (token-source.ts). */
   tokenHolder?: string;
-}
-
-/**
- * A listing identical to the last known one, which was stored only after its pin check and
- * withheld nothing, passes that check again: only an admin's decision could change the answer,
- * and that decision deletes the known listing (tool-list-invalidation.ts). So a server whose
- * lists may not be reused (`ttlMs: 0`: listed on every run) costs no D1 round trip on a call's
- * path while its tools stay the same; any difference (a new tool, a changed one) is checked.
- */
-function unchangedSinceChecked(known: CachedToolList | undefined, tools: readonly DownstreamTool[]): PinCheck | undefined {
-  if (known === undefined || known.withheld.length > 0) return undefined;
-  return sameListing(known, { tools, withheld: [] }) ? { allowed: [...tools], withheld: [] } : undefined;
 }
 
 /**
@@ -169,10 +158,8 @@ export class DownstreamPool implements ToolSource {
     const tools = result.tools.map((tool) => toDownstreamTool(redactDeep(tool, connection.redact))).filter((tool): tool is DownstreamTool => tool !== null);
     const ttlMs = toolListTtlMs(entry.config, Reflect.get(result, "ttlMs"));
     // Pins are checked here, on the cold path only: both caches hold the checked list, so a warm call costs nothing.
-    const checked = unchangedSinceChecked(known, tools) ?? (await this.checkPins(entry, tools));
-    entry.tools = scope.shared
-      ? await this.toolCache.write(entry.serverId, entry.config, checked.allowed, ttlMs, checked.withheld, scope.actingAs, known)
-      : this.toolCache.entry(checked.allowed, ttlMs, checked.withheld);
+    const fresh = { skill: this.options.skill, serverId: entry.serverId, config: entry.config, tools, ttlMs, known, now: this.now() };
+    entry.tools = await checkAndRecordListing(fresh, this.pins, this.toolCache, scope.shared ? { actingAs: scope.actingAs } : undefined);
     return entry.tools.tools;
   }
 
@@ -189,16 +176,6 @@ export class DownstreamPool implements ToolSource {
     if (auth.connection === "team") return { shared: true, actingAs: connectionAccountKey({ kind: "team" }) };
     const userId = this.options.userId;
     return userId === undefined ? { shared: false } : { shared: true, actingAs: connectionAccountKey(ownerFor(auth, userId)) };
-  }
-
-  private async checkPins(entry: PoolEntry, tools: DownstreamTool[]): Promise<PinCheck> {
-    if (this.pins === undefined) return { allowed: tools, withheld: [] };
-    try {
-      return await applyToolPins(this.pins, this.options.skill, entry.serverId, tools, this.now(), { holdNewTools: !entry.config.auto_approve_new_tools });
-    } catch (error) {
-      // Fail closed: unchecked definitions never reach the model.
-      throw new ToolPinCheckFailedError(entry.serverId, String(error));
-    }
   }
 
   /**

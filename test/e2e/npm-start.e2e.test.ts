@@ -94,7 +94,13 @@ describe("npm start --no-auth", () => {
     expect(output).toContain(`Model:         qwen2.5:7b-instruct on a server at 127.0.0.1:${modelPort}, found by npm start`);
     const client = await connectMcpClient("v2-2025", `http://127.0.0.1:${start.port}/mcp`);
     try {
-      expect((await client.listTools()).map((tool) => tool.name)).toEqual(["ask_docs"]);
+      const tools = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(["ask_docs"]);
+      // Before any run: npm start's health probe listed the demo's docs server, whose two tools are
+      // read-only, so the expert is not labelled destructive and offers no `approve`.
+      expect(tools[0]?.annotations?.readOnlyHint).toBe(true);
+      expect(tools[0]?.annotations?.destructiveHint).not.toBe(true);
+      expect(Object.keys((tools[0]?.inputSchema.properties ?? {}) as Record<string, unknown>).sort()).toEqual(["query", "thread"]);
       const result = await client.callTool("ask_docs", { query: "What happens when a budget runs out?" });
       expect(resultText(result)).toContain("Every loop is bounded");
       expect(fake.requests.map((request) => request.model)).toEqual(["qwen2.5:7b-instruct", "qwen2.5:7b-instruct"]);

@@ -1,6 +1,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { watchD1ForTests } from "../../src/experts/limits/d1-call-path-seam";
+import { admin } from "../admin/admin-test-client";
 import { readFixtureStats, taggedBase } from "../fixtures/fixture-stats-client";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { callOf, sessionOf } from "../support/workers/session-helpers";
@@ -87,6 +88,38 @@ describe("expert tools/list from the last known downstream definitions, whatever
     try {
       const erase = (await client.listTools()).tools.find((tool) => tool.name === "erase_records");
       expect(erase?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+/**
+ * Before any run has listed a server, an admin's health probe (which `npm start` makes after
+ * loading the demo) records the listing through the same pin check, so the first tools/list a
+ * newcomer sees already knows the demo expert is read-only.
+ */
+describe("a health probe makes a server's definitions known before any run", () => {
+  const probed = "known-by-probe";
+  useCatalogWithScriptedModels({
+    skills: { [probed]: { servers: { docs: DEMO_DOCS_SERVER }, experts: [expert("ask_docs", { docs: ["search_docs", "read_doc"] })] } },
+  });
+
+  it("tools/list is conservative before the probe, and read-only with no approve after it", async () => {
+    const client = await connectClient(`/s/${probed}/mcp`, "2025");
+    try {
+      const before = (await client.listTools()).tools[0];
+      expect(before?.annotations?.readOnlyHint).not.toBe(true);
+      expect(Object.keys(before?.inputSchema.properties ?? {})).toContain("approve");
+
+      const health = await admin("GET", `/skills/${probed}/health`);
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({ ok: true, servers: [{ server: "docs", ok: true, toolCount: 2 }] });
+
+      const after = (await client.listTools()).tools[0];
+      expect(after?.annotations?.readOnlyHint).toBe(true);
+      expect(after?.annotations?.destructiveHint).not.toBe(true);
+      expect(Object.keys(after?.inputSchema.properties ?? {})).not.toContain("approve");
     } finally {
       await client.close();
     }

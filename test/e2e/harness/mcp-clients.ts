@@ -46,6 +46,7 @@ export interface ListedTool {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean };
 }
 
 export interface Progress {
