@@ -36,6 +36,11 @@ const quiet = {
   WRANGLER_SEND_ERROR_REPORTS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   WRANGLER_HIDE_BANNER: "true",
+  // wrangler dev's local trace collector (on by default) stores every invocation's events in a
+  // SQLite object inside the same workerd: about half of a call's CPU, and absent in production
+  // (docs/platform-notes.md#wrangler-dev-trace-collector). Slipsnisse records its own runs;
+  // X_LOCAL_OBSERVABILITY=true npm start turns the collector back on.
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
 const base = `http://127.0.0.1:${port}`;
