@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { spawnBounded } from "../harness/spawn-bounded";
@@ -38,36 +37,22 @@ const quoted = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
  * stdin and stdout are TTYs, as for a person at a shell) and types `answer` once it asks a
  * `[y/N]` question. Bounded in time; everything `script` started is killed on a timeout.
  */
-export function runCliOnTerminal(
+export async function runCliOnTerminal(
   args: readonly string[],
   { cwd, env = {}, answer, timeoutMs = 60_000 }: { cwd: string; env?: Record<string, string>; answer: string; timeoutMs?: number },
 ): Promise<{ code: number | null; output: string; asked: boolean }> {
   const command = [cliNode, cliPath, ...args].map(quoted).join(" ");
-  const child = spawn("script", ["-qec", command, "/dev/null"], { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"], detached: true });
-  let output = "";
   let asked = false;
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString("utf8");
-    if (!asked && output.includes("[y/N]")) {
+  const { code, output } = await spawnBounded("script", ["-qec", command, "/dev/null"], {
+    cwd,
+    env: { ...process.env, ...env },
+    timeoutMs,
+    label: `slipsnisse ${args.join(" ")} on a terminal`,
+    onOutput: (text, write) => {
+      if (asked || !text.includes("[y/N]")) return;
       asked = true;
-      child.stdin.write(answer);
-    }
-  };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      reject(new Error(`slipsnisse ${args.join(" ")} on a terminal took over ${timeoutMs} ms:\n${output.slice(-3000)}`));
-    }, timeoutMs);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      child.stdin.end();
-      resolve({ code, output: output.replaceAll("\r\n", "\n"), asked });
-    });
+      write(answer);
+    },
   });
+  return { code, output: output.replaceAll("\r\n", "\n"), asked };
 }

@@ -14,6 +14,11 @@ export interface SpawnBoundedOptions {
   timeoutMs: number;
   /** Names the command in the timeout error, e.g. "wrangler d1 migrations apply". */
   label: string;
+  /**
+   * For a command that asks questions: called with the output so far after each chunk, and a
+   * writer to the command's stdin (closed at once when this is not given).
+   */
+  onOutput?: (output: string, write: (text: string) => void) => void;
 }
 
 /**
@@ -22,8 +27,11 @@ export interface SpawnBoundedOptions {
  * rejects with the output's tail when it runs past `timeoutMs`. The bound turns a hang into a
  * failure that names the command; a passing test never depends on it.
  */
-export function spawnBounded(command: string, args: readonly string[], { cwd, env, timeoutMs, label }: SpawnBoundedOptions): Promise<BoundedRun> {
-  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+export function spawnBounded(command: string, args: readonly string[], { cwd, env, timeoutMs, label, onOutput }: SpawnBoundedOptions): Promise<BoundedRun> {
+  const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  // A command that is asked nothing reads end-of-file at once, as from /dev/null.
+  if (onOutput === undefined) child.stdin.end();
+  const write = (text: string) => child.stdin.write(text);
   let stdout = "";
   let stderr = "";
   let output = "";
@@ -31,11 +39,13 @@ export function spawnBounded(command: string, args: readonly string[], { cwd, en
     const text = chunk.toString("utf8");
     stdout += text;
     output += text;
+    onOutput?.(output, write);
   });
   child.stderr.on("data", (chunk: Buffer) => {
     const text = chunk.toString("utf8");
     stderr += text;
     output += text;
+    onOutput?.(output, write);
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -53,6 +63,7 @@ export function spawnBounded(command: string, args: readonly string[], { cwd, en
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
+      child.stdin.end();
       resolve({ code, stdout, stderr, output });
     });
   });
