@@ -1,16 +1,10 @@
-import { type ClientCapabilities, type InputRequiredResult, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
+import { type InputRequiredResult, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ExpertCallResult } from "../experts/session/expert-call";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import type { ConnectPrompter } from "../experts/session/connection-gate";
 import type { ClientRequester } from "./mid-call-requests";
 import { requestStateOf } from "./user-input";
-
-/** URL mode (2025-11-25, SEP-1036): the client declared `elicitation: { url: {} }`. */
-export function supportsUrlElicitation(capabilities: ClientCapabilities | undefined): boolean {
-  const elicitation: unknown = capabilities?.elicitation;
-  return typeof elicitation === "object" && elicitation !== null && "url" in elicitation;
-}
 
 /** Slipsnisse's origin for connect links: PUBLIC_URL, else the origin this request came to. */
 export function originOf(env: Env, ctx: ServerContext, known?: string): { origin?: string } {

@@ -1,6 +1,6 @@
 import { MAX_JSON_DEPTH, jsonDepthOverLimit } from "../untrusted/json-depth";
 import { McpMessageTooDeepError, McpParamsRefusedError } from "./mcp-errors";
-import type { PostedBody } from "./posted-body";
+import type { PostedBody } from "./inbound/posted-body";
 
 /**
  * The longest `uri` a resources/read may name. This server's resources are

@@ -1,4 +1,4 @@
-import { modernRequest, type PostedBody, replyTo } from "./posted-body";
+import { replyTo } from "./json-rpc-answer";
 import { hasTaskClientCapabilityV2, InputResponsesV2Schema } from "@modelcontextprotocol/ext-tasks/core/v2";
 import { SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -26,17 +26,12 @@ const callSchema = z.looseObject({ name: z.string(), arguments: z.record(z.strin
  * `tasks/update` carries the user's reply to a task waiting in `input_required` (an approval or
  * an ask_user question), `tasks/cancel` acknowledges. The SDK's McpServer serves none of it (its
  * tools/call result check refuses a task, and it knows no tasks/* method in this era), so these
- * requests are answered here, before the SDK, after the SDK's own classifier has accepted the
- * request's per-request envelope. `tasks/list` and `tasks/result`, which the extension removed,
+ * requests are answered here, before the SDK, once the SDK's own classifier has accepted the
+ * request's per-request envelope (inbound-post.ts; a malformed `_meta` is the SDK's -32602). `tasks/list` and `tasks/result`, which the extension removed,
  * are left to the SDK (-32601), like every other message (null).
  */
-export async function serveTasksExtension(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
-  const version = request.headers.get("mcp-protocol-version");
-  if (version === null || version.startsWith("2025-")) return null;
-  if (!body.includes('"tasks/') && !body.includes('"tools/call"')) return null;
-  // The SDK's own ladder decides era and envelope (a malformed `_meta` is its -32602 to answer).
-  const message = modernRequest(request, body, version);
-  if (message === null || !METHODS.has(message.method)) return null;
+export async function serveTasksExtension(request: Request, message: JSONRPCRequest, context: TaskContext): Promise<Response | null> {
+  if (!METHODS.has(message.method)) return null;
   try {
     const result = await answer(request, message, context);
     return result === null ? null : replyTo(message, { result: { ...result, _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } } });

@@ -1,4 +1,3 @@
-import type { PostedBody } from "./posted-body";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { UserProps } from "../auth/user-props";
@@ -67,31 +66,13 @@ const listParamsSchema = z.object({ cursor: z.string().max(100).optional() });
  * MCP Tasks (protocol revision 2025-11-25) for expert calls: `tools/call` with `task`,
  * `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`. The SDK's McpServer serves no
  * tasks (a tools/call handler cannot return a CreateTaskResult: its result check refuses one),
- * so these requests are answered here, before the SDK, as plain JSON-RPC responses. Only 2025-era
- * Streamable HTTP: the 2026-07-28 Tasks extension is another protocol, and its clients (like
- * every client that sends no `task`) call as before. The task runs in the caller's own session
+ * so these requests are answered before the SDK, as plain JSON-RPC responses: Streamable HTTP
+ * as the POST's body (mcp-endpoint.ts, for a ClientProfile with core Tasks), a legacy SSE
+ * connection on its stream (legacy-sse-session.ts). The task runs in the caller's own session
  * (session-tasks.ts), so a task id of another user is not found there.
  *
- * Returns null for every other message, which the SDK then serves.
- */
-export async function serveTaskRequest(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
-  if (!request.headers.get("mcp-protocol-version")?.startsWith("2025-")) return null;
-  // Most messages are not task traffic: skip the parse unless the body could be. A call is task
-  // traffic when it asks for one (`task` in its params) or calls an expert that requires one.
-  if (!body.includes('"tasks/')) {
-    if (!body.includes('"tools/call"')) return null;
-    if (!body.includes('"task"') && !context.skill.config.experts.some((expert) => expert.task === "required")) return null;
-  }
-  const json = body.json();
-  if (json === undefined) return null;
-  const answered = await answerTaskMessage(json, context);
-  return answered === null ? null : Response.json(answered);
-}
-
-/**
- * The JSON-RPC response to a 2025-11-25 Tasks message (`json`, parsed), or null when it is not
- * one (the SDK serves it). Streamable HTTP answers it as the POST's body (serveTaskRequest); a
- * legacy SSE connection writes it to its stream (legacy-sse-session.ts).
+ * Returns the JSON-RPC response to a Tasks message (`json`, parsed), or null when it is not one
+ * (the SDK serves it).
  */
 export async function answerTaskMessage(json: unknown, context: TaskContext): Promise<TaskAnswer | null> {
   const message = messageSchema.safeParse(json);

@@ -8,7 +8,7 @@ import { log } from "../observability/logger";
 import { SERVER_INFO } from "./expert-mcp-server";
 import type { TaskContext } from "./expert-tasks";
 import { detailedTask } from "./expert-tasks-extension";
-import { modernRequest, type PostedBody, replyTo } from "./posted-body";
+import { replyTo } from "./json-rpc-answer";
 import { TasksExtensionNotDeclaredError } from "./task-errors";
 
 /**
@@ -60,15 +60,8 @@ interface Honoured {
  *
  * Returns null for every other message (the SDK serves it, or refuses a malformed envelope).
  */
-export async function serveListen(request: Request, body: PostedBody, context: TaskContext): Promise<Response | null> {
-  const version = request.headers.get("mcp-protocol-version");
-  // SEP-2243: a 2026-07-28 request names its method in Mcp-Method. Without it (or with another
-  // method) the SDK answers, refusing a listen request with -32020; no other request pays a scan
-  // of its body here.
-  if (request.method !== "POST" || version === null || version.startsWith("2025-")) return null;
-  if (request.headers.get("mcp-method") !== "subscriptions/listen" || !body.includes('"subscriptions/listen"')) return null;
-  const message = modernRequest(request, body, version);
-  if (message?.method !== "subscriptions/listen") return null;
+export async function serveListen(request: Request, message: JSONRPCRequest, context: TaskContext): Promise<Response | null> {
+  if (message.method !== "subscriptions/listen") return null;
   const params = paramsSchema.safeParse(message.params);
   if (!params.success) return rpcError(message, -32602, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter");
   const filter = params.data.notifications;

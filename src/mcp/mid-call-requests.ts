@@ -1,85 +1,19 @@
-import type { PostedBody } from "./posted-body";
-import type { ClientCapabilities } from "@modelcontextprotocol/server";
-import { z } from "zod";
 import type { ClientReply } from "../experts/session/client-replies";
-import { APP_MIME_TYPE, declaresUi, UI_EXTENSION } from "./run-app";
+import { MID_CALL_REQUEST_ID_PREFIX } from "./inbound/inbound-post";
 
 /*
  * Server-to-client requests in the middle of a stateless 2025 Streamable HTTP call
  * (docs/platform-notes.md#elicitation). createMcpHandler serves every POST on a fresh server, so
  * the SDK can neither know the client's capabilities (it saw no `initialize`) nor receive the
  * client's reply (a new POST reaching another server). Both are carried outside the SDK:
- * - capabilities: `initialize` of a client declaring elicitation is answered with an
- *   `Mcp-Session-Id` naming what it declared; the client sends it back on every request;
+ * - capabilities: the clientSessionId minted at `initialize` says what the client declared
+ *   (inbound/client-session-id.ts), and the ClientProfile reads it back;
  * - the request: written onto the call's own SSE response stream, beside the SDK's events;
- * - the reply: a POSTed JSON-RPC response whose id this server minted, delivered to the caller's
- *   own ExpertSession, where the waiting run takes it (ExpertSession.deliverClientReply).
+ * - the reply: a POSTed JSON-RPC response whose id this server minted (inbound-post.ts finds it),
+ *   delivered to the caller's own ExpertSession, where the waiting run takes it
+ *   (ExpertSession.deliverClientReply).
  * Nothing here is specific to form elicitation: URL-mode elicitation goes through `request` too.
  */
-
-/** Ids of requests this server sends mid-call; a reply with another id is the SDK's business. */
-const REQUEST_ID_PREFIX = "slipsnisse-req-";
-/**
- * The `Mcp-Session-Id` shape minted here: a random id, then what the client declared (f: form,
- * u: url elicitation, a: MCP Apps, run-app.ts).
- */
-const CONNECTION_ID = /^[0-9a-f-]{36}\.(f?u?a?)$/;
-
-/** A connection id for an `initialize` whose client declares elicitation or MCP Apps; undefined when it declares neither. */
-export function connectionIdFor(capabilities: unknown): string | undefined {
-  // Every request that is not an `initialize` (nearly all of them) stops here.
-  if (capabilities === undefined) return undefined;
-  const elicitation = z.looseObject({ elicitation: z.record(z.string(), z.unknown()) }).safeParse(capabilities);
-  const modes = elicitation.success ? elicitation.data.elicitation : undefined;
-  // 2025-06-18 declares `elicitation: {}` (form only); 2025-11-25 names the modes.
-  const form = modes !== undefined && (Object.keys(modes).length === 0 || "form" in modes);
-  const flags = `${form ? "f" : ""}${modes !== undefined && "url" in modes ? "u" : ""}${declaresUi(capabilities) ? "a" : ""}`;
-  return flags === "" ? undefined : `${crypto.randomUUID()}.${flags}`;
-}
-
-/** What a connection id minted here says the client declared; undefined for any other id (or none). */
-export function capabilitiesOfConnection(connection: string | undefined): ClientCapabilities | undefined {
-  const flags = connection === undefined ? undefined : CONNECTION_ID.exec(connection)?.[1];
-  if (!flags) return undefined;
-  const elicitation = flags.includes("f") || flags.includes("u");
-  return {
-    ...(elicitation ? { elicitation: { ...(flags.includes("f") ? { form: {} } : {}), ...(flags.includes("u") ? { url: {} } : {}) } } : {}),
-    ...(flags.includes("a") ? { extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } } : {}),
-  };
-}
-
-/** The `initialize` request of a POSTed body, if that is what it is. */
-export function initializeCapabilities(body: PostedBody): unknown {
-  if (!body.includes('"initialize"')) return undefined;
-  const parsed = initializeSchema.safeParse(body.json());
-  return parsed.success ? parsed.data.params.capabilities : undefined;
-}
-
-const initializeSchema = z.object({ method: z.literal("initialize"), params: z.looseObject({ capabilities: z.unknown() }) });
-
-const responseSchema = z.union([
-  z.object({ jsonrpc: z.literal("2.0"), id: z.string(), result: z.record(z.string(), z.unknown()) }),
-  z.object({ jsonrpc: z.literal("2.0"), id: z.string(), error: z.looseObject({ code: z.number(), message: z.string() }) }),
-]);
-
-/**
- * The replies to this server's mid-call requests in a POSTed body (one message or a batch), and
- * whether they are all the body holds (then the POST is answered 202 here, as the SDK would).
- */
-export function clientRepliesIn(body: PostedBody): { replies: Array<{ id: string; reply: ClientReply }>; only: boolean } {
-  if (!body.includes(REQUEST_ID_PREFIX)) return { replies: [], only: false };
-  const json = body.json();
-  if (json === undefined) return { replies: [], only: false };
-  const messages = Array.isArray(json) ? json : [json];
-  const replies: Array<{ id: string; reply: ClientReply }> = [];
-  for (const message of messages) {
-    const parsed = responseSchema.safeParse(message);
-    if (!parsed.success || !parsed.data.id.startsWith(REQUEST_ID_PREFIX)) continue;
-    const data = parsed.data;
-    replies.push({ id: data.id, reply: "result" in data ? { result: data.result } : { error: { code: data.error.code, message: data.error.message } } });
-  }
-  return { replies, only: replies.length === messages.length };
-}
 
 /** How the SDK opens each message event it writes; a resumable stream's ids go right after it. */
 const MESSAGE_EVENT = new TextEncoder().encode("event: message\n");
@@ -150,7 +84,7 @@ export class CallStream {
 
   /** Sends a JSON-RPC request to the client on this call's stream; returns its id. */
   send(method: string, params: Record<string, unknown>): string {
-    const id = `${REQUEST_ID_PREFIX}${crypto.randomUUID()}`;
+    const id = `${MID_CALL_REQUEST_ID_PREFIX}${crypto.randomUUID()}`;
     this.write({ jsonrpc: "2.0", id, method, params });
     return id;
   }

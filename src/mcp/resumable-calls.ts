@@ -1,4 +1,3 @@
-import type { PostedBody } from "./posted-body";
 import { waitUntil } from "cloudflare:workers";
 import type { ExpertSession } from "../experts/session/expert-session";
 import type { StepProgress } from "../experts/run/expert-types";
@@ -22,15 +21,6 @@ const ROUND_MS = 15_000;
 /** Enough rounds for the longest budget (the session ends the stream at the run's deadline first). */
 const MAX_ROUNDS = 60;
 const EVENT_ID = /^([0-9a-f-]{36}):(\d{1,6})$/;
-
-/** A stream id for a POSTed 2025-11-25 `tools/call` (the revision whose clients accept a priming event with empty data). */
-export function resumableCallId(request: Request, body: PostedBody): string | undefined {
-  if (request.headers.get("mcp-protocol-version") !== "2025-11-25") return undefined;
-  if (!body.includes('"tools/call"')) return undefined;
-  const message = body.json();
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return undefined;
-  return Reflect.get(message, "method") === "tools/call" && Reflect.get(message, "id") !== undefined ? crypto.randomUUID() : undefined;
-}
 
 /** The stream and event a `Last-Event-ID` header names, when it is one of ours. */
 export function lastEventOf(request: Request): { stream: string; seq: number } | undefined {

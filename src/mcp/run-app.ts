@@ -1,11 +1,10 @@
-import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { html } from "hono/html";
-import { z } from "zod";
 import type { StepRecord } from "../experts/run/expert-types";
 import type { StoredRun } from "../experts/session/run-log";
 import { runWaterfall } from "../experts/trace/run-waterfall";
 import { stripControlCharacters } from "../untrusted/control-characters";
-import type { PostedBody } from "./posted-body";
+import { APP_MIME_TYPE, UI_EXTENSION } from "./inbound/declared-capabilities";
 import { RUN_APP_HTML } from "./run-app-html";
 
 /*
@@ -22,10 +21,6 @@ import { RUN_APP_HTML } from "./run-app-html";
  * test test/mcp/run-app.test.ts checks them against the package's own values.
  */
 
-/** The extension's id in `capabilities.extensions` (ext-apps' EXTENSION_ID). */
-export const UI_EXTENSION = "io.modelcontextprotocol/ui";
-/** The MIME type of an MCP App's HTML (ext-apps' RESOURCE_MIME_TYPE). */
-export const APP_MIME_TYPE = "text/html;profile=mcp-app";
 /** The older flat `_meta` key for the same link, which hosts still read (ext-apps' RESOURCE_URI_META_KEY). */
 const LEGACY_RESOURCE_URI_KEY = "ui/resourceUri";
 /** The one app: every expert tool links it; it shows whichever run the tool result names. */
@@ -58,37 +53,6 @@ export const META_DECIDED_BY = "slipsnisse.dev/decided-by";
 
 export function decidedInRunView(ctx: ServerContext): boolean {
   return ctx.mcpReq._meta?.[META_DECIDED_BY] === "user";
-}
-
-const uiCapabilitySchema = z.looseObject({
-  extensions: z.looseObject({ [UI_EXTENSION]: z.looseObject({ mimeTypes: z.array(z.string()).optional() }) }),
-});
-
-/**
- * Whether declared client capabilities include MCP Apps with our MIME type (ext-apps'
- * getUiCapability, and its rule that `mimeTypes` must name `text/html;profile=mcp-app`; a client
- * that lists no types is taken at its word).
- */
-export function declaresUi(capabilities: unknown): boolean {
-  const parsed = uiCapabilitySchema.safeParse(capabilities);
-  if (!parsed.success) return false;
-  const types = parsed.data.extensions[UI_EXTENSION].mimeTypes;
-  return types === undefined || types.includes(APP_MIME_TYPE);
-}
-
-const modernEnvelopeSchema = z.looseObject({ params: z.looseObject({ _meta: z.looseObject({ [CLIENT_CAPABILITIES_META_KEY]: z.unknown() }) }) });
-
-/**
- * Whether a 2026-07-28 request's own envelope declares the extension (that era sends the client's
- * capabilities with every request). One substring test first, on the text the other checks
- * decoded already: a body that does not name the extension, which is every body of a client
- * without it, is never parsed here.
- */
-export function requestDeclaresUi(body: PostedBody): boolean {
-  if (!body.includes(UI_EXTENSION)) return false;
-  // A batch is not a 2026-07-28 message; the SDK refuses it.
-  const envelope = modernEnvelopeSchema.safeParse(body.json());
-  return envelope.success && declaresUi(envelope.data.params._meta[CLIENT_CAPABILITIES_META_KEY]);
 }
 
 /** The page's `_meta.ui`, on its listing and on its contents (hosts read either). */

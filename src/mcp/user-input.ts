@@ -1,21 +1,15 @@
-import {
-  inputRequired,
-  inputResponse,
-  type ClientCapabilities,
-  type ElicitRequestFormParams,
-  type InputRequiredResult,
-  type ServerContext,
-} from "@modelcontextprotocol/server";
+import { inputRequired, inputResponse, type ElicitRequestFormParams, type InputRequiredResult, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
 import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
 import { stripControlCharacters } from "../untrusted/control-characters";
+import type { ClientProfile } from "./inbound/client-profile";
 import type { ClientRequester } from "./mid-call-requests";
 
 /*
- * How a run reaches the human behind the MCP client, decided per request from the client's
- * declared capabilities and the protocol era (docs/platform-notes.md#elicitation):
+ * How a run reaches the human behind the MCP client, as its ClientProfile says
+ * (docs/platform-notes.md#elicitation):
  * - "elicit": a 2025-era client that declared form elicitation at `initialize`: the session calls
  *   back mid-call, and the callback sends `elicitation/create` on the call's own connection. Over
  *   legacy HTTP+SSE the connection keeps its server, which sends it; on stateless Streamable HTTP
@@ -31,23 +25,8 @@ import type { ClientRequester } from "./mid-call-requests";
  */
 export type UserChannel = { kind: "elicit"; askUser: UserPrompter } | { kind: "input-required" } | { kind: "pause" };
 
-/** Form mode: `elicitation: {}` (2025-06-18) or `elicitation: { form: {} }` (2025-11-25 and later). */
-export function supportsFormElicitation(capabilities: ClientCapabilities | undefined): boolean {
-  const elicitation = capabilities?.elicitation;
-  if (elicitation === undefined || elicitation === null || typeof elicitation !== "object") return false;
-  const keys = Object.keys(elicitation);
-  return keys.length === 0 || "form" in elicitation;
-}
-
-export function userChannel(
-  era: "legacy" | "modern",
-  capabilities: ClientCapabilities | undefined,
-  ctx: ServerContext,
-  expert: ExpertConfig,
-  routed?: ClientRequester,
-): UserChannel {
-  if (!supportsFormElicitation(capabilities)) return { kind: "pause" };
-  if (era === "modern") return { kind: "input-required" };
+export function userChannel(profile: ClientProfile, ctx: ServerContext, expert: ExpertConfig, routed?: ClientRequester): UserChannel {
+  if (profile.userChannel !== "elicit") return { kind: profile.userChannel };
   // The session applies the expert's timeout; the SDK's own is only a backstop a little later.
   const timeout = expert.user_input_timeout_ms + 5_000;
   // Stateless 2025 Streamable HTTP: the request goes out on the call's stream and the reply comes

@@ -3,8 +3,9 @@ import { getUiCapability, EXTENSION_ID, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KE
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
 import { META_RUN } from "../../src/mcp/expert-tool-result";
-import { capabilitiesOfConnection, connectionIdFor } from "../../src/mcp/mid-call-requests";
-import { APP_MIME_TYPE, declaresUi, RUN_APP_CSP, RUN_APP_URI, UI_EXTENSION } from "../../src/mcp/run-app";
+import { declaredBy, mintClientSessionId } from "../../src/mcp/inbound/client-session-id";
+import { APP_MIME_TYPE, declaresUi, UI_EXTENSION } from "../../src/mcp/inbound/declared-capabilities";
+import { RUN_APP_CSP, RUN_APP_URI } from "../../src/mcp/run-app";
 import { useCatalogWithScriptedModels } from "../support/workers/scripted-model";
 import { askDocsCatalog } from "./expert-test-setup";
 import { appFetchAs, selfFetch } from "./mcp-test-client";
@@ -57,15 +58,15 @@ describe("the run view as an MCP App (io.modelcontextprotocol/ui)", () => {
   });
 
   it("remembers a stateless 2025 client's declaration in the Mcp-Session-Id it mints, beside elicitation", () => {
-    const both = connectionIdFor({ elicitation: {}, ...UI_CAPABILITIES });
+    const both = mintClientSessionId({ elicitation: {}, ...UI_CAPABILITIES });
     expect(both).toMatch(/\.fa$/);
-    expect(capabilitiesOfConnection(both)).toEqual({ elicitation: { form: {} }, ...UI_CAPABILITIES });
-    const appOnly = connectionIdFor(UI_CAPABILITIES);
+    expect(declaredBy(both)).toEqual({ elicitation: { form: {} }, ...UI_CAPABILITIES });
+    const appOnly = mintClientSessionId(UI_CAPABILITIES);
     expect(appOnly).toMatch(/\.a$/);
     // No elicitation: such a client's runs pause for approval (userChannel), as before.
-    expect(capabilitiesOfConnection(appOnly)).toEqual(UI_CAPABILITIES);
-    expect(connectionIdFor({ roots: {} })).toBeUndefined();
-    expect(capabilitiesOfConnection(`${crypto.randomUUID()}.x`)).toBeUndefined();
+    expect(declaredBy(appOnly)).toEqual(UI_CAPABILITIES);
+    expect(mintClientSessionId({ roots: {} })).toBeUndefined();
+    expect(declaredBy(`${crypto.randomUUID()}.x`)).toBeUndefined();
   });
 
   it("over legacy HTTP+SSE too: what `initialize` declared decides the connection's tools", async () => {

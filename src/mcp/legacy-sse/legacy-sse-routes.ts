@@ -2,7 +2,7 @@ import type { UserProps } from "../../auth/user-props";
 import { browserOriginRefusal } from "../browser-origin";
 import { earlyRefusal } from "../early-refusals";
 import { readBoundedBody } from "../request-body-limit";
-import { PostedBody } from "../posted-body";
+import { PostedBody } from "../inbound/posted-body";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;

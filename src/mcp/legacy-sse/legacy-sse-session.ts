@@ -4,10 +4,10 @@ import type { UserProps } from "../../auth/user-props";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
-import { buildExpertServer, replaceExpertTools } from "../expert-mcp-server";
+import { buildExpertServer, type ExpertServerContext, replaceExpertTools } from "../expert-mcp-server";
 import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
 import { log } from "../../observability/logger";
-import { declaresUi } from "../run-app";
+import { type ClientProfile, profileOf } from "../inbound/client-profile";
 import { SseServerTransport } from "./sse-server-transport";
 import { SseTaskStatus } from "./sse-task-status";
 
@@ -40,8 +40,8 @@ export class LegacySseSession extends DurableObject<Env> {
   private origin: string | undefined;
   /** `notifications/tasks/status` for the tasks this connection created (opened with the first). */
   private taskStatus: SseTaskStatus | null = null;
-  /** The client declared MCP Apps in its `initialize`: the tools link the run view. */
-  private ui = false;
+  /** What the client is, as its `initialize` said: fixed for the connection (a server's tools and capabilities are). */
+  private profile: ClientProfile | null = null;
   private starting: Promise<McpServer | null> | null = null;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
@@ -53,8 +53,8 @@ export class LegacySseSession extends DurableObject<Env> {
     this.transport = transport;
     this.owner = request.user.userId;
     // The MCP server is built at the client's first message (serverFor): what its `initialize`
-    // declares decides whether the tools link the run view (MCP Apps, run-app.ts), and a server's
-    // tools and capabilities are fixed once it is connected.
+    // declares is the connection's ClientProfile (MCP Apps, elicitation), and a server's tools and
+    // capabilities are fixed once it is connected.
     Object.assign(this, { skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
     this.taskStatus = new SseTaskStatus({ env: this.env, skill, user: request.user }, (notification) => transport.sendOwn(notification));
     void transport.announceEndpoint(request.endpoint);
@@ -83,21 +83,17 @@ export class LegacySseSession extends DurableObject<Env> {
   private async startServer(first: JSONRPCMessage): Promise<McpServer | null> {
     const { transport, skill, user } = this;
     if (!transport || !skill || !user) return null;
-    this.ui = "method" in first && first.method === "initialize" && declaresUi(first.params?.capabilities);
+    const initialize = "method" in first && first.method === "initialize" ? first.params : undefined;
+    // 2025 Tasks are answered by this object before the server (deliver); the profile gives the capability and each tool's taskSupport.
+    this.profile = profileOf({
+      transport: "legacy-sse",
+      revision: typeof initialize?.protocolVersion === "string" ? initialize.protocolVersion : undefined,
+      clientSessionId: this.sessionId,
+      capabilities: initialize?.capabilities,
+    });
     // This server answers every tools/list of the connection: annotations as cached at its start.
     const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
-    const server = buildExpertServer({
-      env: this.env,
-      skill,
-      user,
-      listChanged: true,
-      connection: this.sessionId,
-      listings,
-      // 2025-11-25 Tasks, answered by this object before the server (deliver): the capability and each tool's taskSupport.
-      tasks: true,
-      ...(this.ui ? { ui: true } : {}),
-      ...(this.origin === undefined ? {} : { origin: this.origin }),
-    });
+    const server = buildExpertServer(this.serverContext(skill, user, this.profile), { listings });
     await server.connect(transport);
     this.server = server;
     return server;
@@ -111,17 +107,11 @@ export class LegacySseSession extends DurableObject<Env> {
     if (!fresh || fresh.version === current.version || this.skill !== current) return;
     this.skill = fresh;
     const listings = await cachedListings(this.env.CACHE, fresh.name, fresh.config.servers, fresh.config.experts);
-    replaceExpertTools(this.server, {
-      env: this.env,
-      skill: fresh,
-      user: this.user,
-      connection: this.sessionId,
-      listings,
-      listChanged: true,
-      tasks: true,
-      ...(this.ui ? { ui: true } : {}),
-      ...(this.origin === undefined ? {} : { origin: this.origin }),
-    });
+    if (this.profile) replaceExpertTools(this.server, this.serverContext(fresh, this.user, this.profile), { listings });
+  }
+
+  private serverContext(skill: CompiledSkill, user: UserProps, profile: ClientProfile): ExpertServerContext {
+    return { env: this.env, skill, user, profile, ...(this.origin === undefined ? {} : { origin: this.origin }) };
   }
 
   /** Returns the HTTP status for the client's POST (202 accepted, as the 2024-11-05 spec says). */
@@ -168,7 +158,7 @@ export class LegacySseSession extends DurableObject<Env> {
     this.taskStatus = null;
     this.server = null;
     this.starting = null;
-    this.ui = false;
+    this.profile = null;
     this.skill = null;
     this.timer = null;
     this.transport = null;
