@@ -10,9 +10,8 @@ import { adminRoutes } from "./admin/admin-routes";
 import { connectRoutes } from "./dashboard/connect-routes";
 import { dashboardRoutes } from "./dashboard/dashboard-routes";
 import { DEMO_DOCS_PATH, serveDemoDocs } from "./demo/docs-server";
-import { serveLegacySse } from "./mcp/legacy-sse/legacy-sse-routes";
-import { serveMcp } from "./mcp/mcp-endpoint";
-import { sseAccessRefusal } from "./mcp/skill-access-gate";
+import { serveLegacySse, sseAccessRefusal } from "./mcp/legacy-sse/legacy-sse-routes";
+import { serveMcp } from "./mcp/http/mcp-endpoint";
 
 export type AppBindings = { Bindings: Env };
 

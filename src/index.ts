@@ -8,9 +8,9 @@ import { dashboardDeepLink } from "./dashboard/dashboard-deep-links";
 import { DEMO_DOCS_PATH } from "./demo/docs-server";
 import { contextWithProps } from "./execution-context";
 import { sweepRetention } from "./experts/session/retention-sweep";
-import { mcpPreflight } from "./mcp/browser-origin";
+import { mcpPreflight } from "./mcp/inbound/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
-import { MCP_ALLOW, MCP_PATH } from "./mcp/mcp-endpoint";
+import { MCP_ALLOW, MCP_PATH } from "./mcp/http/mcp-endpoint";
 
 export { UserConnections } from "./downstream/connections/user-connections";
 export { LiveRunFeed } from "./experts/live/live-run-feed";

@@ -4,7 +4,7 @@ import type { Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replaceCatalog } from "../../src/catalog/catalog-service";
 import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
-import { META_RUN } from "../../src/mcp/expert-tool-result";
+import { META_RUN } from "../../src/mcp/delivery/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { scriptedModel } from "../support/workers/scripted-model";
 import { flushRunIndex } from "../support/workers/run-index-flush";

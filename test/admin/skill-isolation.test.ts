@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { listVersions } from "../../src/catalog/catalog-store";
 import { setModelResolverForTests } from "../../src/experts/models/model-resolver-override";
-import { META_RUN } from "../../src/mcp/expert-tool-result";
+import { META_RUN } from "../../src/mcp/delivery/expert-tool-result";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { compiledSkillKey, KV_PREFIXES } from "../../src/storage-keys";
 import { uniqueSkill } from "../support/catalog-test-data";

@@ -1,5 +1,5 @@
 /**
- * The result `_meta` key under which the Worker reports run usage (src/mcp/expert-tool-result.ts).
+ * The result `_meta` key under which the Worker reports run usage (src/mcp/delivery/expert-tool-result.ts).
  * Repeated here rather than imported: that module pulls in the MCP server SDK for types only,
  * and the bench reads only the key.
  */

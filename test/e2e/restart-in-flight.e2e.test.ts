@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeRetryMs } from "../../src/mcp/resume-timing";
+import { resumeRetryMs } from "../../src/mcp/delivery/resume-timing";
 import { waitFor } from "../support/wait-for";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "./harness/echo-expert-stack";
 import { textReply } from "./harness/fake-openai-server";
@@ -9,7 +9,7 @@ import { connectMcpClient, type McpTestClient, resultText, type ToolCallResult }
 /** The expert's budget: every cut call must end within it (and a few seconds), not at the client's 60 s timeout. */
 const BUDGET_MS = 20_000;
 const SLACK_MS = 5_000;
-/** The result `_meta` key naming the run (src/mcp/expert-tool-result.ts META_RUN). */
+/** The result `_meta` key naming the run (src/mcp/delivery/expert-tool-result.ts META_RUN). */
 const META_RUN = "slipsnisse.dev/run";
 const INTERRUPTED = /Run ([0-9a-f-]{36}) was interrupted: the server restarted during the run/;
 

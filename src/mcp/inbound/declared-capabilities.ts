@@ -5,7 +5,7 @@
  * false for anything else.
  */
 
-/** The MCP Apps extension's id in `capabilities.extensions` (ext-apps' EXTENSION_ID; test/mcp/run-app.test.ts checks it). */
+/** The MCP Apps extension's id in `capabilities.extensions` (ext-apps' EXTENSION_ID; test/mcp/server/run-app.test.ts checks it). */
 export const UI_EXTENSION = "io.modelcontextprotocol/ui";
 /** The MIME type of an MCP App's HTML (ext-apps' RESOURCE_MIME_TYPE). */
 export const APP_MIME_TYPE = "text/html;profile=mcp-app";

@@ -6,7 +6,7 @@ import { UI_EXTENSION } from "./declared-capabilities";
  * The table "What each client era gets" of docs/clients.md, written from ClientProfile: each
  * row is a transport and revision, profiled as a client of it that declares everything its
  * revision lets it declare, and each cell says what that profile gets. Nothing in the Worker
- * imports this module (it is left out of the bundle); test/unit/mcp/era-table.test.ts keeps the
+ * imports this module (it is left out of the bundle); test/unit/mcp/inbound/era-table.test.ts keeps the
  * doc equal to it. A new protocol revision is a row here and, for a new behaviour, a cell text.
  */
 

@@ -1,7 +1,10 @@
 import type { UserProps } from "../../auth/user-props";
-import { browserOriginRefusal } from "../browser-origin";
-import { earlyRefusal } from "../early-refusals";
-import { readBoundedBody } from "../request-body-limit";
+import { loadSkill } from "../../catalog/compiled-skill-cache";
+import { canUseSkill } from "../../catalog/skill-access";
+import { accessRefused } from "../inbound/skill-access-gate";
+import { browserOriginRefusal } from "../inbound/browser-origin";
+import { earlyRefusal } from "../inbound/early-refusals";
+import { readBoundedBody } from "../inbound/request-body-limit";
 import { PostedBody } from "../inbound/posted-body";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
@@ -56,4 +59,15 @@ function sseError(status: number): string {
   if (status === 404) return "No open SSE stream for this sessionId: open GET /sse again.";
   if (status === 403) return "This SSE session belongs to another user.";
   return "Malformed JSON-RPC message.";
+}
+
+/**
+ * Opening a legacy SSE stream of a skill the caller may not use: the 403, or null to go on.
+ * Messages on an open stream are not checked here; the session refuses their runs.
+ */
+export async function sseAccessRefusal(request: Request, env: Env, user: UserProps): Promise<Response | null> {
+  const match = SSE_PATH.exec(new URL(request.url).pathname);
+  if (!match || match[2] !== undefined || request.method !== "GET") return null;
+  const skill = await loadSkill(env, match[1] ?? "default");
+  return skill && !canUseSkill(skill.config, user) ? accessRefused(skill.name) : null;
 }

@@ -4,8 +4,9 @@ import type { UserProps } from "../../auth/user-props";
 import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
-import { buildExpertServer, type ExpertServerContext, replaceExpertTools } from "../expert-mcp-server";
-import { answerTaskMessage, isTaskMessage, type TaskContext } from "../expert-tasks";
+import { buildExpertServer, replaceExpertTools } from "../server/expert-mcp-server";
+import type { CallerContext } from "../server/expert-tool-call";
+import { answerTaskMessage, isTaskMessage, type TaskContext } from "../tasks/expert-tasks";
 import { log } from "../../observability/logger";
 import { type ClientProfile, profileOf } from "../inbound/client-profile";
 import { SseServerTransport } from "./sse-server-transport";
@@ -110,7 +111,7 @@ export class LegacySseSession extends DurableObject<Env> {
     if (this.profile) replaceExpertTools(this.server, this.serverContext(fresh, this.user, this.profile), { listings });
   }
 
-  private serverContext(skill: CompiledSkill, user: UserProps, profile: ClientProfile): ExpertServerContext {
+  private serverContext(skill: CompiledSkill, user: UserProps, profile: ClientProfile): CallerContext {
     return { env: this.env, skill, user, profile, ...(this.origin === undefined ? {} : { origin: this.origin }) };
   }
 

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/server";
-import type { TaskAnswer } from "../expert-tasks";
+import type { TaskAnswer } from "../tasks/expert-tasks";
 import type { TaskStatusNotification } from "./sse-task-status";
 
 /**

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { sessionStub } from "../../experts/session/session-name";
 import { parseListenerMessage, type WatchMessage } from "../../experts/session/session-listeners";
 import { log } from "../../observability/logger";
-import { type TaskContext, wireTask } from "../expert-tasks";
+import { type TaskContext, wireTask } from "../tasks/expert-tasks";
 
 /** A created task as answerTaskMessage answers `tools/call` with `task`. */
 const createdSchema = z.object({ result: z.object({ task: z.object({ taskId: z.string().max(100), status: z.string() }) }) });

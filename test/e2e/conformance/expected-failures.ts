@@ -39,7 +39,7 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
     "four checks need the reference diagnostic tools test_missing_capability, test_streaming_elicitation and test_logging_tool; the envelope, discovery and version checks pass",
   "http-custom-header-server-validation": "needs a fixture tool with x-mcp-header annotations (expert tools have none)",
   "input-required-result-basic-elicitation":
-    "calls the reference tool test_input_required_result_elicitation (our own input_required is proven in test/mcp/approvals-over-mcp.test.ts)",
+    "calls the reference tool test_input_required_result_elicitation (our own input_required is proven in test/mcp/delivery/approvals-over-mcp.test.ts)",
   "input-required-result-basic-sampling": "calls the reference tool test_input_required_result_sampling",
   "input-required-result-basic-list-roots": "calls the reference tool test_input_required_result_list_roots",
   "input-required-result-request-state": "calls the reference tool test_input_required_result_request_state",
@@ -53,7 +53,7 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   // Each scenario calls the reference fixtures greet, slow_compute, failing_job, protocol_error_job,
   // confirm_delete, multi_input or test_tool_with_task; its checks that need none (the extension
   // advertised, -32021 for tasks/* from an undeclared client, -32602 for an unknown task id,
-  // tasks/list and tasks/result removed) pass. Our own tasks: test/mcp/expert-tasks-extension.test.ts
+  // tasks/list and tasks/result removed) pass. Our own tasks: test/mcp/tasks/expert-tasks-extension.test.ts
   // and test/e2e/expert-tasks-extension.e2e.test.ts.
   "tasks-lifecycle": "calls the reference tools greet, slow_compute, failing_job and protocol_error_job",
   "tasks-capability-negotiation": "creates its tasks with the reference tool slow_compute",
@@ -64,5 +64,5 @@ export const EXPECTED_FAILURES: Readonly<Record<string, string>> = {
   "tasks-request-headers": "calls the reference tools greet and slow_compute",
   "tasks-dispatch-and-envelope": "calls the reference tools greet, slow_compute and failing_job",
   "tasks-required-task-error":
-    "calls the reference tool failing_job, registered as task-required (our -32021 for a required expert is tested in test/mcp/expert-tasks-extension.test.ts)",
+    "calls the reference tool failing_job, registered as task-required (our -32021 for a required expert is tested in test/mcp/tasks/expert-tasks-extension.test.ts)",
 };

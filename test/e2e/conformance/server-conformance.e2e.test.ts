@@ -71,7 +71,7 @@ describe("MCP conformance suite against wrangler dev", () => {
       expect(stale).toEqual([]);
       if (specVersion === "2026-07-28") {
         // server-stateless is listed for its fixture checks, which would hide a broken listen
-        // stream (ours: src/mcp/listen-stream.ts): its subscription checks must pass. (Its
+        // stream (ours: src/mcp/tasks/listen-stream.ts): its subscription checks must pass. (Its
         // tools-list-changed check mutates the list through a reference fixture: a warning.)
         const listen = ["sep-2575-server-sends-subscription-ack", "sep-2575-server-tags-subscription-id", "sep-2575-server-honors-notification-filter"];
         expect(run.checks.filter((check) => listen.includes(check.id)).map((check) => [check.id, check.status])).toEqual(listen.map((id) => [id, "SUCCESS"]));

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/app";
 import type { UserProps } from "../../../src/auth/user-props";
 import { contextWithProps } from "../../../src/execution-context";
-import { runTraceMarkdown } from "../../../src/mcp/run-trace-markdown";
+import { runTraceMarkdown } from "../../../src/mcp/server/run-trace-markdown";
 import { usage, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 

@@ -3,7 +3,7 @@ import { APICallError } from "ai";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
-import { toToolResult, META_TRACE } from "../../../src/mcp/expert-tool-result";
+import { toToolResult, META_TRACE } from "../../../src/mcp/delivery/expert-tool-result";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../support/workers/session-helpers";

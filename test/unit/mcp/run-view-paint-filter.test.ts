@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSvgColour, RUN_APP_HTML, SVG_COLOUR } from "../../../src/mcp/run-app-html";
+import { isSvgColour, RUN_APP_HTML, SVG_COLOUR } from "../../../src/mcp/server/run-app-html";
 
 /**
  * Issue 35: the run view's filter kept `fill` with any value, and `fill="url(http://…)"` made

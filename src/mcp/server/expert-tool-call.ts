@@ -1,0 +1,142 @@
+import { waitUntil } from "cloudflare:workers";
+import type { CallToolResult, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
+import type { UserProps } from "../../auth/user-props";
+import type { ExpertConfig } from "../../catalog/catalog-schema";
+import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
+import type { ClientProfile } from "../inbound/client-profile";
+import type { StepProgress } from "../../experts/run/expert-types";
+import { interruptedRunResult } from "../../experts/session/interrupted-run";
+import { sessionStub } from "../../experts/session/session-name";
+import { log } from "../../observability/logger";
+import { connectInputRequired, connectPrompter, connectRetry, originOf } from "../delivery/connect-elicitation";
+import { prepareExpertCall } from "./expert-call-checks";
+import { toToolResult } from "../delivery/expert-tool-result";
+import { splitThread } from "./expert-tool-schema";
+import type { ClientRequester } from "../delivery/mid-call-requests";
+import { progressNotification, streamRef } from "../delivery/resumable-calls";
+import { resumeGraceMs } from "../delivery/resume-timing";
+import { decidedInRunView } from "./run-app";
+import { inputRequiredFor, retriedReply, userChannel } from "../delivery/user-input";
+
+/** Who calls: the user, the skill they reached, and what their client is. */
+export interface CallerContext {
+  env: Env;
+  skill: CompiledSkill;
+  user: UserProps;
+  /** What the client is (inbound/client-profile.ts): every difference between clients is decided from it. */
+  profile: ClientProfile;
+  /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
+  origin?: string;
+}
+
+/** How this call may reach its client beyond its answer. */
+export interface CallRoute {
+  /** Mid-call requests written onto the call's own stream (a stateless 2025 call), answered through the session. */
+  routed?: ClientRequester | undefined;
+  /** The call's resumable stream id (2025-11-25, resumable-calls.ts). */
+  resumableStream?: string | undefined;
+}
+
+/**
+ * One `tools/call` of an expert: the call checked and handed to the caller's ExpertSession, its
+ * progress, cancel and mid-call requests wired to what the client can take (its ClientProfile),
+ * and the session's answer shaped for that client.
+ */
+export async function callExpert(
+  { env, skill, user, profile, origin }: CallerContext,
+  expert: ExpertConfig,
+  rawArgs: Record<string, unknown>,
+  ctx: ServerContext,
+  { routed, resumableStream }: CallRoute = {},
+): Promise<CallToolResult | InputRequiredResult> {
+  const modern = profile.era === "2026-07-28";
+  const channel = userChannel(profile, ctx, expert, routed);
+  // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
+  const connecting = modern ? connectRetry(ctx) : undefined;
+  const split =
+    connecting?.thread !== undefined && splitThread(rawArgs, expert).thread === undefined
+      ? { ...splitThread(rawArgs, expert), thread: connecting.thread }
+      : splitThread(rawArgs, expert);
+  // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
+  const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
+  const prepared = prepareExpertCall(skill.name, expert, retried ? { ...split, ...retried } : split);
+  if (!prepared.ok) return prepared.refusal;
+  const { args, thread, answer, approve } = prepared;
+  const refusal = retried && "refusal" in retried ? retried.refusal : undefined;
+  const runId = crypto.randomUUID();
+  // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
+  // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
+  const { clientSessionId } = profile;
+  const mcpRequest = { requestId: ctx.mcpReq.id, ...(clientSessionId === undefined ? {} : { connection: clientSessionId }) };
+  const stub = sessionStub(env, skill.name, user.userId);
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
+  // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
+  const stream =
+    resumableStream === undefined
+      ? undefined
+      : streamRef(resumableStream, ctx.mcpReq.id, progressToken, expert.output_schema !== undefined, expert.budget.timeout_ms);
+  // Closing the stream (2026-07-28), or a cancel this server instance receives (legacy SSE keeps
+  // one instance per connection), aborts the run in the session; a dropped resumable stream only
+  // if its client does not reconnect with Last-Event-ID in time (ExpertSession.streamDropped).
+  // The client is gone by then and workerd ends this invocation right after the abort event:
+  // without waitUntil the cancel RPC never leaves (measured in test/e2e/faults).
+  const onAbort = () =>
+    waitUntil(stream ? stub.streamDropped(stream.id, resumeGraceMs(expert.budget.timeout_ms)).catch(() => undefined) : stub.cancel(runId).catch(() => false));
+  ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const decision = {
+      ...(answer === undefined ? {} : { answer }),
+      ...(approve === undefined ? {} : { approve }),
+      // The user decided: a retry carrying their reply, or a click in the run view (run-app.ts).
+      ...(retried || (profile.ui && decidedInRunView(ctx)) ? { decidedBy: "user" as const } : {}),
+      ...(refusal ? { refusal } : {}),
+    };
+    const result = await stub.callExpert(
+      {
+        runId,
+        skill: skill.name,
+        expert: expert.name,
+        args,
+        user,
+        mcpRequest,
+        ...originOf(env, ctx, origin),
+        ...(thread ? { thread } : {}),
+        ...(stream ? { stream } : {}),
+        ...decision,
+        ...(connecting?.accepted ? { awaitConnect: { flowId: connecting.flowId, connection: connecting.connection } } : {}),
+      },
+      onProgress,
+      channel.kind === "elicit" ? channel.askUser : undefined,
+      // URL-mode elicitation: through the SDK's own request where the server saw `initialize`
+      // (legacy SSE), routed back through the session on stateless 2025 calls, input_required in 2026.
+      profile.elicitation.url && !modern ? connectPrompter(ctx, expert, routed) : undefined,
+    );
+    // A 2026-07-28 client that declared URL-mode elicitation is asked to open the connect page; it retries the call after (unless the user declined).
+    const askToConnect = modern && profile.elicitation.url && !(connecting && !connecting.accepted);
+    return (
+      (askToConnect ? connectInputRequired(result) : undefined) ??
+      (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ??
+      toToolResult(result, expert.output_schema !== undefined)
+    );
+  } catch (error) {
+    log("error", "expert session call failed", { runId, skill: skill.name, expert: expert.name, error: String(error) });
+    // The session restarted under the call (a deploy, an eviction): its fresh instance closed the
+    // run as interrupted, which the client can retry. A stub that saw the reset stays broken.
+    const record = await sessionStub(env, skill.name, user.userId)
+      .run(runId)
+      .catch(() => null);
+    if (record?.outcome === "interrupted") return toToolResult(interruptedRunResult(runId, record.startedAt), expert.output_schema !== undefined);
+    return {
+      isError: true,
+      content: [
+        {
+          type: "text",
+          text: `Expert "${expert.name}" could not run: its session failed (run ${runId}). Try again; if it persists, an admin can look up the run.`,
+        },
+      ],
+    };
+  } finally {
+    ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+  }
+}
