@@ -86,7 +86,7 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
       return dashboardMessage(
         403,
         "Admins only",
-        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; ask one to add you to ADMIN_USERS if you need it.`,
+        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; your own connections are at /connect. Ask an admin to add you to ADMIN_USERS if you need the dashboard.`,
         { login: session.user.login, csrf, nav: false },
       );
     }
