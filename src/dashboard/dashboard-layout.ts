@@ -19,8 +19,8 @@ export interface PageFrame {
   current?: NavEntry;
   /** False on refusals: the pages would only refuse again. */
   nav?: boolean;
-  /** Who the page is for: the connect pages serve every member, not only admins. */
-  audience?: "admin" | "member";
+  /** Who the page is for: the connect pages serve every member, not only admins; sign-in serves whoever comes, signed in or not. */
+  audience?: "admin" | "member" | "anyone";
 }
 
 const NAV = [
@@ -102,11 +102,12 @@ export async function renderDashboardPage(
   script?: RawElementText<"script">,
 ): Promise<Response> {
   const nonce = randomToken();
-  const brand = frame.audience === "member" ? "Slipsnisse" : "Slipsnisse admin";
+  const brand = frame.audience === "member" || frame.audience === "anyone" ? "Slipsnisse" : "Slipsnisse admin";
+  const home = frame.audience === "anyone" ? undefined : frame.audience === "member" ? "/connect" : "/admin";
   const page = await html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${frame.title} · ${brand}</title><style nonce="${nonce}">${STYLE}</style></head>
-<body><header><a class="brand" href="${frame.audience === "member" ? "/connect" : "/admin"}">${brand}</a>
+<body><header>${home === undefined ? html`<span class="brand">${brand}</span>` : html`<a class="brand" href="${home}">${brand}</a>`}
 ${
   frame.login === undefined
     ? ""

@@ -1,12 +1,13 @@
-import { Hono, type Context, type MiddlewareHandler } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { endDashboardSession } from "../auth/dashboard-session-revocations";
 import { closeLiveSockets } from "../experts/live/live-run-feed";
 import { SlipsnisseError } from "../errors";
 import { log } from "../observability/logger";
+import { type DashboardEnv, frameOf } from "./dashboard-context";
 import { isDashboardMisconfiguration } from "./dashboard-errors";
 import { dashboardMessage } from "./dashboard-layout";
 import { dashboardLoginRoutes, LOGIN_PATH } from "./dashboard-login";
-import { clearCookie, csrfToken, csrfTokenMatches, type DashboardSession, readCookie, SESSION_COOKIE, signedInSession } from "./dashboard-session";
+import { clearCookie, csrfToken, csrfTokenMatches, readCookie, SESSION_COOKIE, signedInSession } from "./dashboard-session";
 import { catalogPages } from "./pages/catalog-pages";
 import { connectionPages } from "./pages/connection-pages";
 import { evalPages } from "./pages/eval-pages";
@@ -16,9 +17,6 @@ import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
 import { runPages } from "./pages/run-pages";
 import { serverPages } from "./pages/server-pages";
 import { skillsPage } from "./pages/skills-page";
-
-export type DashboardEnv = { Bindings: Env; Variables: { session: DashboardSession; csrf: string } };
-export type DashboardContext = Context<DashboardEnv>;
 
 /**
  * The admin dashboard at /admin (the admin API stays at /admin/api). Pages need a session
@@ -65,12 +63,6 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   return app;
 }
 
-/** Header details every page shows. */
-export function frameOf(c: DashboardContext): { login?: string; csrf?: string } {
-  const session = c.get("session") as DashboardSession | undefined;
-  return session ? { login: session.user.login, csrf: c.get("csrf") } : {};
-}
-
 function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     // A cookie was sent: if it fails (forged, expired, signed out, revoked), the answer clears it.
@@ -94,7 +86,7 @@ function requireDashboardAdmin(): MiddlewareHandler<DashboardEnv> {
       return dashboardMessage(
         403,
         "Admins only",
-        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; ask one to add you to ADMIN_USERS if you need it.`,
+        `You are signed in as ${session.user.login}, a member of this team but not an admin. The dashboard is for admins; your own connections are at /connect. Ask an admin to add you to ADMIN_USERS if you need the dashboard.`,
         { login: session.user.login, csrf, nav: false },
       );
     }

@@ -7,7 +7,7 @@ import { getSkill, getVersion, listSkills, listVersions } from "../../catalog/ca
 import { gateOnEvals } from "../../admin/evals/eval-gate";
 import { EvalGateFailedError } from "../../admin/evals/eval-errors";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 import { lineDiff } from "../line-diff";
 
 const versionNumber = z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER);

@@ -6,7 +6,7 @@ import { authServer, authServers, memberConnections, removeConnections, teamConn
 import type { ConnectionSummary } from "../../downstream/connections/connection-schema";
 import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub } from "../../downstream/connections/connection-target";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 
 const connectForm = z.object({ skill: z.string().regex(SKILL_NAME_PATTERN), server: z.string().regex(SERVER_ID_PATTERN) });
 const disconnectForm = z.object({

@@ -4,7 +4,7 @@ import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../../catalog/catalog-sch
 import { listEvalReports, type StoredModelResult } from "../../admin/evals/eval-reports";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { dashboardMessage, formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardEnv } from "../dashboard-context";
 
 /**
  * An expert's evals: the latest results per model on the newest catalog version that has any,

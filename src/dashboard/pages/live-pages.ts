@@ -14,7 +14,7 @@ import { log } from "../../observability/logger";
 import { recentlyEndedRuns } from "../../admin/run-index-query";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { rawElementText } from "../raw-element-text";
-import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 
 /**

@@ -4,7 +4,7 @@ import { html } from "hono/html";
 import { findMember, listMembers } from "../../auth/member-directory";
 import { revokeMember } from "../../admin/member-revocation";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { type DashboardContext, type DashboardEnv, frameOf } from "../dashboard-routes";
+import { type DashboardContext, type DashboardEnv, frameOf } from "../dashboard-context";
 import { recentUsage } from "../run-stats";
 import { formatCost } from "./run-pages";
 

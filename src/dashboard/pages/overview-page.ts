@@ -2,7 +2,7 @@ import { html } from "hono/html";
 import { getSkill, listSkills } from "../../catalog/catalog-store";
 import { listPendingToolChanges } from "../../downstream/tool-change-review";
 import { formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardContext } from "../dashboard-routes";
+import { frameOf, type DashboardContext } from "../dashboard-context";
 import { overviewStats, serverUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { barChart } from "../svg-chart";

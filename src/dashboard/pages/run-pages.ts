@@ -5,7 +5,7 @@ import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary
 import { sessionName, sessionStub } from "../../experts/session/session-name";
 import type { StepRecord } from "../../experts/run/expert-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
-import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 import { type CallResolution, outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";
 
 export { outcomeBadge };

@@ -10,7 +10,7 @@ import type { ServerUsage } from "../../admin/usage/server-usage";
 import { dashboardMessage, formatMs, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { serverUsage } from "../run-stats";
 import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
-import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-routes";
+import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 
 const PROBE_TIMEOUT_MS = 10_000;
 

@@ -7,7 +7,7 @@ import { onlySkill, skillFilterNotice, skillParam } from "../skill-filter";
 import { limitsSection } from "./limits-section";
 import { evalsPath } from "./eval-pages";
 import { breakable } from "../breakable-name";
-import { frameOf, type DashboardContext } from "../dashboard-routes";
+import { frameOf, type DashboardContext } from "../dashboard-context";
 
 /** Where a skill is served: the default skill at `/mcp` (mcp-endpoint.ts), a named one at `/s/<skill>/mcp`. */
 export function endpointOf(skill: string): string {

@@ -64,7 +64,8 @@ export function connectionsName(tenant: string, owner: ConnectionOwner): string 
   return owner.kind === "team" ? `${encodeURIComponent(tenant)}:team` : `${encodeURIComponent(tenant)}:user:${encodeURIComponent(owner.userId)}`;
 }
 
-export function connectionsStub(env: Env, owner: ConnectionOwner): DurableObjectStub<import("./user-connections").UserConnections> {
+/** Typed through the binding, not the class: the Durable Object imports this module, so naming its class here would close a circle. */
+export function connectionsStub(env: Env, owner: ConnectionOwner): ReturnType<Env["USER_CONNECTIONS"]["get"]> {
   return env.USER_CONNECTIONS.get(env.USER_CONNECTIONS.idFromName(connectionsName(env.TENANT, owner)));
 }
 

@@ -367,12 +367,15 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
     await page.getByRole("heading", { name: "Evals: default / archivist" }).waitFor();
     await saveScreenshot(page, "evals-from-nav");
 
-    // A member's own page (Connections, where connect links lead) is not headed as the admin dashboard.
+    // A member's own page (Connections, where connect links lead, and where a member's sign-in lands) is not headed as the admin dashboard.
     const bob = await loopbackOnlyContext(browser);
     try {
       const member = await bob.newPage();
       await member.goto(`${team.dev.baseUrl}/admin`);
       await member.getByRole("link", { name: "Sign in as bob" }).click();
+      await member.getByRole("heading", { name: "Connections", exact: true }).waitFor();
+      expect(new URL(member.url()).pathname).toBe("/connect");
+      await member.goto(`${team.dev.baseUrl}/admin`);
       await member.getByRole("heading", { name: "Admins only" }).waitFor();
       await member.goto(`${team.dev.baseUrl}/connect`);
       await member.getByRole("heading", { name: "Connections", exact: true }).waitFor();

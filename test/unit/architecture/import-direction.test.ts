@@ -1,10 +1,7 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const repo = fileURLToPath(new URL("../../../", import.meta.url));
-const src = join(repo, "src");
+import { relativeSpecifiers, repo, resolveSpecifier, SOURCE, sourceFiles, src } from "./source-imports";
 
 /**
  * The layers of src/, top to bottom (docs/architecture.md#layers shows the same list). A file may
@@ -40,37 +37,6 @@ const OUTSIDE_SRC: Readonly<Record<string, readonly string[]>> = {
   ],
   cli: ["bin/catalog-validator.mjs", "bin/catalog-validator.d.mts"],
 };
-
-const SOURCE = /\.(ts|mts|mjs|js)$/;
-// `import … from`, `export … from`, `import "…"` and `import("…")` (dynamic, or a type in TS or JSDoc).
-const SPECIFIERS = [/\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g];
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return SOURCE.test(name) ? [path] : [];
-  });
-}
-
-/** Every relative specifier in a file's text, in order. */
-function relativeSpecifiers(text: string): string[] {
-  const found: { at: number; spec: string }[] = [];
-  for (const pattern of SPECIFIERS) {
-    for (const match of text.matchAll(pattern)) {
-      const spec = match[1];
-      if (spec?.startsWith(".")) found.push({ at: match.index, spec });
-    }
-  }
-  return found.sort((a, b) => a.at - b.at).map(({ spec }) => spec);
-}
-
-/** The file a relative specifier names, as bundlers resolve it (extension optional, .mjs/.mts types). */
-function resolveSpecifier(from: string, spec: string): string | undefined {
-  const base = resolve(dirname(from), spec);
-  const candidates = [base, `${base}.ts`, `${base}.d.ts`, join(base, "index.ts"), base.replace(/\.mjs$/, ".d.mts")];
-  return candidates.find((path) => existsSync(path) && statSync(path).isFile());
-}
 
 /** The place a path under src/ belongs to: its top folder, or itself for a top-level file. */
 function placeOf(path: string): string {
