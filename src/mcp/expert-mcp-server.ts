@@ -11,7 +11,7 @@ import {
 import type { UserProps } from "../auth/user-props";
 import type { CompiledSkill } from "../catalog/compiled-skill-cache";
 import type { ExpertConfig, ToolPolicy } from "../catalog/catalog-schema";
-import type { StepProgress } from "../experts/run/expert-types";
+import type { StepProgress } from "../experts/core/run-types";
 import { deriveExpertAnnotations, expertMayNeedApproval, expertTitle, type CachedListings } from "../experts/tools/expert-tool-annotations";
 import { log } from "../observability/logger";
 import { prepareExpertCall } from "./expert-call-checks";
@@ -19,7 +19,7 @@ import { expertInputSchema, mayNeedApproval, splitThread } from "./expert-tool-s
 import { TASKS_CAPABILITY, TASKS_EXTENSION } from "./task-capability";
 import { toToolResult } from "./expert-tool-result";
 import { sessionStub } from "../experts/session/session-name";
-import { interruptedRunResult } from "../experts/session/interrupted-run";
+import { interruptedRunResult } from "../experts/protocol/interrupted-run";
 import { inputRequiredFor, retriedReply, userChannel, type UserChannel } from "./user-input";
 import { connectInputRequired, connectPrompter, connectRetry, originOf, supportsUrlElicitation } from "./connect-elicitation";
 import { registerRunResources } from "./run-resources";

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { ExpertCallResult } from "../experts/session/expert-call";
+import type { ExpertCallResult } from "../experts/core/call-types";
 import { stripControlCharacters } from "../untrusted/control-characters";
 import { runResourceLink } from "./run-resources";
 

@@ -1,7 +1,7 @@
 import type { PostedBody } from "./posted-body";
 import type { ClientCapabilities } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { ClientReply } from "../experts/session/client-replies";
+import type { ClientReply } from "../experts/protocol/client-replies";
 import { APP_MIME_TYPE, declaresUi, UI_EXTENSION } from "./run-app";
 
 /*

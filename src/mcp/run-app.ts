@@ -1,8 +1,8 @@
 import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import { html } from "hono/html";
 import { z } from "zod";
-import type { StepRecord } from "../experts/run/expert-types";
-import type { StoredRun } from "../experts/session/run-log";
+import type { StepRecord } from "../experts/core/run-types";
+import type { StoredRun } from "../experts/records/run-log";
 import { runWaterfall } from "../experts/trace/run-waterfall";
 import { stripControlCharacters } from "../untrusted/control-characters";
 import type { PostedBody } from "./posted-body";

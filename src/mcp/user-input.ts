@@ -9,7 +9,7 @@ import {
 import { z } from "zod";
 import type { ExpertConfig } from "../catalog/catalog-schema";
 import { unansweredText } from "../experts/run/ask-back";
-import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/session/expert-call";
+import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../experts/core/call-types";
 import { stripControlCharacters } from "../untrusted/control-characters";
 import type { ClientRequester } from "./mid-call-requests";
 

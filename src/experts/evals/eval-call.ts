@@ -1,7 +1,7 @@
 import type { UserProps } from "../../auth/user-props";
 import type { ExpertConfig, ProviderName, SkillConfig } from "../../catalog/catalog-schema";
 import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
-import type { UserPrompter } from "../run/expert-types";
+import type { UserPrompter } from "../core/run-types";
 
 /**
  * The user every eval run is made as. Eval runs go through the same ExpertSession path as a

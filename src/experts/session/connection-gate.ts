@@ -4,7 +4,7 @@ import { ConnectionSetupError } from "../../downstream/connections/connection-er
 import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget, ownerFor } from "../../downstream/connections/connection-target";
 import type { SlipsnisseError } from "../../errors";
 import type { UserProps } from "../../auth/user-props";
-import type { ExpertRunResult } from "../run/expert-types";
+import type { ExpertRunResult } from "../core/run-types";
 import { unusedRun } from "../run/run-end";
 
 /** What a run paused on a missing connection tells the MCP surface: where the user connects. */

@@ -1,5 +1,5 @@
 import { log } from "../../observability/logger";
-import type { CancelByRequestOutcome, McpRequestRef } from "./expert-call";
+import type { CancelByRequestOutcome, McpRequestRef } from "../core/call-types";
 
 /** How long after a run's timeout the alarm looks for it: the runner's own end (abort, synthesis, record) comes first. */
 export const IN_FLIGHT_GRACE_MS = 5_000;

@@ -1,5 +1,5 @@
-import type { StepRecord, ToolCallRecord } from "../run/expert-types";
-import { excerpt, TRACE_BOUNDS } from "./trace-excerpt";
+import type { StepRecord, ToolCallRecord } from "../core/run-types";
+import { excerpt, TRACE_BOUNDS } from "../core/trace-excerpt";
 import type { Redact } from "./trace-redactor";
 
 /**

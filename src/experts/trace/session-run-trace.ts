@@ -4,16 +4,16 @@ import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { modelCost } from "../../catalog/model-pricing";
 import type { ToolSource } from "../../downstream/downstream-types";
 import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
-import type { ExpertCallRequest } from "../session/expert-call";
-import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../run/expert-types";
+import type { ExpertCallRequest } from "../core/call-types";
+import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../core/run-types";
 import { modelEndpointHost } from "../models/describe-model-error";
 import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
-import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
-import type { QueuedRun } from "../session/run-index-outbox";
-import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../session/run-index-writer";
+import type { RunEndTrace, StoredRun, StoredRunStart } from "../records/run-log";
+import type { QueuedRun } from "../records/run-index-outbox";
+import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../records/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
-import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
+import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "../core/trace-excerpt";
 import { traceRedactor, type Redact } from "./trace-redactor";
 
 export interface RunIndexContext {

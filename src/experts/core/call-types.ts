@@ -1,9 +1,9 @@
 import type { UserProps } from "../../auth/user-props";
 import type { EvalRunOptions } from "../evals/eval-call";
-import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "../run/expert-types";
-import type { ConnectRequest } from "./connection-gate";
-import type { ResumableStreamRef } from "./stream-records";
-export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
+import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "./run-types";
+import type { ConnectRequest } from "../session/connection-gate";
+import type { ResumableStreamRef } from "../protocol/stream-records";
+export type { UserPrompt, UserPrompter, UserReply } from "./run-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
 export interface ExpertCallRequest {

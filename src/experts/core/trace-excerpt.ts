@@ -1,5 +1,5 @@
-import { truncateUtf8 } from "../tools/result-truncation";
-import type { Redact } from "./trace-redactor";
+import { truncateUtf8 } from "./result-truncation";
+import type { Redact } from "../trace/trace-redactor";
 
 /** Bounds of what a run record keeps of each text (UTF-8 bytes). */
 export const TRACE_BOUNDS = {

@@ -1,9 +1,9 @@
 import { log } from "../../observability/logger";
-import type { StepProgress } from "../run/expert-types";
-import type { ExpertCallResult } from "./expert-call";
+import type { StepProgress } from "../core/run-types";
+import type { ExpertCallResult } from "../core/call-types";
 import { answerFromRecord } from "./interrupted-run";
-import type { StoredRun } from "./run-log";
-import { IN_FLIGHT_GRACE_MS } from "./runs-in-flight";
+import type { StoredRun } from "../records/run-log";
+import { IN_FLIGHT_GRACE_MS } from "../session/runs-in-flight";
 import { type ResumableStreamRef, StreamRecords } from "./stream-records";
 
 export type { ResumableStreamRef };

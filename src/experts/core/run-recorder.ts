@@ -1,6 +1,6 @@
 import { NoSuchToolError } from "ai";
 import type { ModelMessage, StepResult, ToolSet } from "ai";
-import type { StepRecord, ToolCallRecord, UnavailableTool, UserDecision } from "./expert-types";
+import type { StepRecord, ToolCallRecord, UnavailableTool, UserDecision } from "./run-types";
 
 /** A call's record plus the text the model saw, kept for the budget-exhausted summary. */
 interface CallEntry {
