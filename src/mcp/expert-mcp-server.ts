@@ -270,7 +270,7 @@ async function callExpert(
   const runId = crypto.randomUUID();
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
-  const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { connection }) };
+  const mcpRequest = { requestId: ctx.mcpReq.id, ...(connection === undefined ? {} : { clientSessionId: connection }) };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));

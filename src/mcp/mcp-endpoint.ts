@@ -206,7 +206,7 @@ export async function serveMcp(request: Request, env: Env, user: UserProps): Pro
   // accepted the message, and still answered with its 202 as the spec wants.
   if (cancels.length > 0 && response.ok) {
     const session = sessionStub(env, skill.name, user.userId);
-    const ref = (requestId: string | number) => ({ requestId, ...(connection === undefined ? {} : { connection }) });
+    const ref = (requestId: string | number) => ({ requestId, ...(connection === undefined ? {} : { clientSessionId: connection }) });
     await Promise.all(cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
   }
   return withAllowOn405(response);

@@ -1,10 +1,10 @@
 import { log } from "../../observability/logger";
 import type { StepProgress } from "../core/run-types";
-import type { ExpertCallResult } from "../core/call-types";
+import type { ExpertCallResult, ResumableStreamRef } from "../core/call-types";
 import { answerFromRecord } from "./interrupted-run";
 import type { StoredRun } from "../records/run-log";
-import { IN_FLIGHT_GRACE_MS } from "../session/runs-in-flight";
-import { type ResumableStreamRef, StreamRecords } from "./stream-records";
+import { IN_FLIGHT_GRACE_MS } from "../core/run-deadline";
+import { StreamRecords } from "./stream-records";
 
 export type { ResumableStreamRef };
 

@@ -13,8 +13,8 @@ import type { QueuedRun } from "../records/run-index-outbox";
 import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../records/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
-import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "../core/trace-excerpt";
-import { traceRedactor, type Redact } from "./trace-redactor";
+import { excerpt, jsonExcerpt, type Redact, TRACE_BOUNDS } from "../core/trace-excerpt";
+import { traceRedactor } from "./trace-redactor";
 
 export interface RunIndexContext {
   request: ExpertCallRequest;
