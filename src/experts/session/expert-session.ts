@@ -1,9 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import { loadSkill } from "../../catalog/compiled-skill-cache";
-import { DEFAULT_RETENTION_DAYS, type SkillConfig } from "../../catalog/catalog-schema";
+import type { SkillConfig } from "../../catalog/catalog-schema";
 import { DownstreamPool } from "../../downstream/downstream-pool";
 import type { ConnectionState } from "../../downstream/downstream-types";
-import { log } from "../../observability/logger";
 import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRequestRef, ProgressReporter, UserPrompter } from "../core/call-types";
 import type { StepRecord } from "../core/run-types";
 import { expertOfCall } from "../evals/eval-call";
@@ -28,7 +26,7 @@ import { PausedRuns } from "./paused-runs";
 import { RunsInFlight } from "./runs-in-flight";
 import { AlarmSchedule, SessionAlarm } from "./session-alarm";
 import { UnknownExpertError } from "./session-errors";
-import { DAY_MS, deleteRunRows, deleteThreadRows, listThreads, oldestKept, type PurgeCount, purgeBefore, type ThreadSummary } from "./session-retention";
+import { deleteRunRows, deleteThreadRows, listThreads, type PurgeCount, purgeSession, type ThreadSummary } from "./session-retention";
 import { applySessionSchema } from "./session-schema";
 import { ThreadStore } from "./thread-store";
 
@@ -269,14 +267,8 @@ export class ExpertSession extends DurableObject<Env> {
    * the waiting index rows are due, whichever is first; none while the session is empty.
    */
   async purgeExpired(now = Date.now()): Promise<PurgeCount> {
-    const skillName = sessionSkill(this.ctx.id.name) ?? this.ctx.storage.sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
-    const skill = skillName === undefined ? null : await loadSkill(this.env, skillName);
-    const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
-    const purged = this.ctx.storage.transactionSync(() => purgeBefore(this.ctx.storage.sql, now - retentionMs));
-    this.indexOutbox.expire(now - retentionMs);
-    const oldest = oldestKept(this.ctx.storage.sql);
-    await this.schedule.purged(oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000), now);
-    if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
+    const { purged, retentionDue } = await purgeSession(this.env, this.ctx, this.indexOutbox, now);
+    await this.schedule.purged(retentionDue, now);
     return purged;
   }
 
@@ -293,11 +285,7 @@ export class ExpertSession extends DurableObject<Env> {
     // among them) queue index rows, written right after.
     if ((await this.protocol.tasksOnAlarm()) > 0) await this.indexOutbox.flush(this.env.DB);
     const now = Date.now();
-    const retentionDue = this.schedule.retentionDueAt;
-    if (retentionDue !== undefined && retentionDue > now) {
-      await this.schedule.alarm.set(this.schedule.next(retentionDue, now));
-      return;
-    }
+    if (await this.schedule.retentionWaits(now)) return;
     await this.purgeExpired(now);
   }
 
@@ -363,10 +351,4 @@ export class ExpertSession extends DurableObject<Env> {
     }
     return this.pool.pool;
   }
-}
-
-/** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
-function sessionSkill(name: string | undefined): string | undefined {
-  const part = name?.split(":")[1];
-  return part === undefined ? undefined : decodeURIComponent(part);
 }

@@ -68,7 +68,7 @@ export interface AlarmJobs {
 /** When the session's one alarm is due for its jobs, set as runs start and end and as the alarm runs. */
 export class AlarmSchedule {
   /** When the last purge found the next row expiring; unknown (purge at the next alarm) until one ran here. */
-  retentionDueAt: number | undefined;
+  private retentionDueAt: number | undefined;
 
   constructor(
     readonly alarm: SessionAlarm,
@@ -117,6 +117,16 @@ export class AlarmSchedule {
     if (current !== null && current !== inFlightAlarm && current <= now + this.jobs.flushDelay()) return;
     const next = this.next(this.retentionDueAt ?? now + DAY_MS, now);
     if (next !== null && (current === null || current === inFlightAlarm || next < current)) await this.alarm.set(next);
+  }
+
+  /**
+   * At an alarm, after the flushes: true when this instance knows the retention purge (which scans
+   * the runs and turns) is not due yet; the alarm is then set for the earliest job.
+   */
+  async retentionWaits(now: number): Promise<boolean> {
+    if (this.retentionDueAt === undefined || this.retentionDueAt <= now) return false;
+    await this.alarm.set(this.next(this.retentionDueAt, now));
+    return true;
   }
 
   /** After a purge: the next row expires at `retentionDue` (null: none left), and the alarm is set for the earliest job. */
