@@ -31,7 +31,7 @@ export interface ExpertCallRequest {
    * session waits (up to the expert's user_input_timeout_ms) for the flow to finish first.
    */
   awaitConnect?: { flowId: string; connection: "user" | "team" };
-  /** A call whose SSE stream the client may resume after a dropped connection (resumable-streams.ts). */
+  /** A call whose SSE stream the client may resume after its response dropped (resumable-streams.ts). */
   stream?: ResumableStreamRef;
   /** Set only by the admin API's eval runner (src/admin/evals), for the eval user's session. */
   evaluation?: EvalRunOptions;
