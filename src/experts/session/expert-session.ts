@@ -140,18 +140,7 @@ export class ExpertSession extends DurableObject<Env> {
     const { threadId } = thread;
     const signal = this.inFlight.begin(request.runId, { startedAt, timeoutMs: expert.budget.timeout_ms });
     const trace = startRunTrace(this.env, request, skill.config, expert);
-    this.runs.start({
-      id: request.runId,
-      skill: request.skill,
-      expert: expert.name,
-      userId: request.user.userId,
-      threadId,
-      catalogVersion: skill.version,
-      provider: expert.provider,
-      model: expert.model ?? null,
-      startedAt,
-      ...trace.start,
-    });
+    this.runs.start(trace.runStart({ skill, threadId, startedAt }));
     this.protocol.runStarted(request.runId, request.mcpRequest);
     const inFlightAlarm = await this.schedule.runStarted(startedAt, expert.budget.timeout_ms, limits.reservation?.perUser === true);
     const live = startLiveRun(this.live, {

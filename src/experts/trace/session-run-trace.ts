@@ -36,6 +36,8 @@ export interface SessionRunTrace {
   traceId: string;
   redact: Redact;
   start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
+  /** The run's row as it starts, with the trace's part (`start`). */
+  runStart(run: { skill: CompiledSkill; threadId: string | null; startedAt: number }): StoredRunStart;
   /** The model with the run's traceparent header and retry count. */
   model(model: LanguageModel): LanguageModel;
   /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
@@ -52,13 +54,28 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
   const redact = traceRedactor(env, skill, expert);
   const { userId, login, email } = request.user;
   let traced: TracedModel | undefined;
+  const start = {
+    traceId,
+    caller: { userId, login, ...(email ? { email } : {}) },
+    args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
+  };
   return {
     traceId,
     redact,
-    start: {
-      traceId,
-      caller: { userId, login, ...(email ? { email } : {}) },
-      args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
+    start,
+    runStart(run) {
+      return {
+        id: request.runId,
+        skill: request.skill,
+        expert: expert.name,
+        userId,
+        threadId: run.threadId,
+        catalogVersion: run.skill.version,
+        provider: expert.provider,
+        model: expert.model ?? null,
+        startedAt: run.startedAt,
+        ...start,
+      };
     },
     model(model) {
       traced = traceModelCalls(model, { traceId });
