@@ -112,11 +112,11 @@
  *                     it after the user's reply) and its result, until the task's ttl runs out; the
  *                     Tasks protocol it was created through (v1 2025-11-25, v2 the 2026-07-28
  *                     extension) and, while it waits for its user, the paused run's question
- *                     (src/experts/session/task-store.ts).
+ *                     (src/experts/protocol/task-store.ts).
  *   run_index_outbox       run_id → an ended run's D1 run_index row and run_tool_calls rows (JSON, the
  *                     same names, counts and times), with failed attempts and the retry time, until
  *                     the object's alarm writes them to D1 in batches
- *                     (src/experts/session/run-index-outbox.ts). Deleted once written; dropped
+ *                     (src/experts/records/run-index-outbox.ts). Deleted once written; dropped
  *                     (logged) only if still unwritten when its run passes retention.
  *   limit_counters, limit_runs  this user's usage counters of the skill (limits.per_user) per UTC
  *                     day, with the version last copied to D1, and the runs holding an in-flight slot
@@ -124,7 +124,7 @@
  *                     in D1. A restart frees the slots (nothing runs in a fresh instance).
  *   call_streams           a resumable 2025-11-25 call stream's id → its run id, the client's request id
  *                     and progress token, and the run's deadline, so a resume after a restart gets the
- *                     run's outcome (src/experts/session/stream-records.ts); dropped ten minutes after
+ *                     run's outcome (src/experts/protocol/stream-records.ts); dropped ten minutes after
  *                     the deadline.
  *   session_migrations     which schema migrations this object has applied.
  *   KV limit-reservation:<runId>  { skill } while a run holds a slot in the skill's SkillLimiter

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { base64Url, base64UrlDecode } from "../base64url";
 import { SKILL_NAME_PATTERN, TOOL_NAME_PATTERN } from "../catalog/catalog-schema";
-import { RECORDED_OUTCOMES, type RecordedOutcome } from "../experts/run/expert-types";
-import type { RunIndexRow } from "../experts/session/run-index-writer";
+import { RECORDED_OUTCOMES, type RecordedOutcome } from "../experts/core/run-types";
+import type { RunIndexRow } from "../experts/records/run-index-writer";
 import { namespacedToolName } from "../experts/tools/tool-names";
 import { D1_TABLES } from "../storage-keys";
 import { timeParam, type QueryFixes } from "./admin-query";

@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
-import type { ExpertCallResult } from "../../src/experts/session/expert-call";
-import { setRunIndexFlushDelayForTests } from "../../src/experts/session/run-index-outbox";
+import type { ExpertCallResult } from "../../src/experts/core/call-types";
+import { setRunIndexFlushDelayForTests } from "../../src/experts/records/run-index-outbox";
 import { skillLimiterStub } from "../../src/experts/limits/skill-limiter";
 import { utcDay } from "../../src/experts/limits/usage-counters";
 import { waitFor } from "../support/wait-for";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RunIndexRow } from "../../src/experts/session/run-index-writer";
+import type { RunIndexRow } from "../../src/experts/records/run-index-writer";
 import { admin } from "./admin-test-client";
 import { indexRow, writeIndexRows } from "./run-index-rows";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
-import type { StepRecord } from "../../src/experts/run/expert-types";
-import { indexedToolCalls, writeRunIndex, type RunIndexRow } from "../../src/experts/session/run-index-writer";
+import type { StepRecord } from "../../src/experts/core/run-types";
+import { indexedToolCalls, writeRunIndex, type RunIndexRow } from "../../src/experts/records/run-index-writer";
 
 /** A run index row with everything a test does not care about filled in. */
 export function indexRow(fields: Partial<RunIndexRow> & Pick<RunIndexRow, "skill" | "startedAt">): RunIndexRow {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RecordedOutcome } from "../../src/experts/run/expert-types";
+import type { RecordedOutcome } from "../../src/experts/core/run-types";
 import { uniqueSkill } from "../support/catalog-test-data";
 import { indexRow, writeIndexRows } from "../admin/run-index-rows";
 import { dashboardFetch } from "./dashboard-test-client";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../src/experts/core/call-types";
 import { sessionStub } from "../../src/experts/session/session-name";
 import { taggedBase } from "../fixtures/fixture-stats-client";
 import { expertOf } from "../support/workers/session-helpers";

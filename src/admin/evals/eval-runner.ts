@@ -3,7 +3,8 @@ import { expertSchema, type ExpertConfig, type ExpertEval, type ProviderName, ty
 import { modelCost } from "../../catalog/model-pricing";
 import type { CatalogProblem } from "../../catalog/catalog-problems";
 import { checkEvalAssertions, type EvalFailure } from "../../experts/evals/eval-assertions";
-import { EVAL_USER, type EvalRunOptions } from "../../experts/evals/eval-call";
+import type { EvalRunOptions } from "../../experts/core/call-types";
+import { EVAL_USER } from "../../experts/evals/eval-call";
 import { judgeAnswer, type RubricVerdict } from "../../experts/evals/eval-judge";
 import { modelIdOf } from "../../experts/models/model-defaults";
 import { sessionStub } from "../../experts/session/session-name";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { getSkill } from "../../catalog/catalog-store";
-import { liveCountersOfDay, type UsageRow } from "../../experts/limits/live-usage";
+import { liveCountersOfDay, type UsageRow } from "../../experts/session/live-usage";
 import { nextUtcMidnight } from "../../experts/limits/usage-counters";
 import { skillParam, type AdminEnv } from "../admin-context";
 import { SkillNotFoundError } from "../admin-errors";

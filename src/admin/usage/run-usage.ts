@@ -1,4 +1,4 @@
-import type { RecordedOutcome } from "../../experts/run/expert-types";
+import type { RecordedOutcome } from "../../experts/core/run-types";
 
 export const USAGE_DIMENSIONS = ["skill", "expert", "user", "day"] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];

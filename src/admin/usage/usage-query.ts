@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RECORDED_OUTCOMES } from "../../experts/run/expert-types";
+import { RECORDED_OUTCOMES } from "../../experts/core/run-types";
 import { D1_TABLES } from "../../storage-keys";
 import { type RunFilter, runFilterClause } from "../run-index-query";
 import { latencySummary } from "./percentiles";

@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import type { SkillConfig, UsageLimits } from "../../catalog/catalog-schema";
-import { liveCountersOfDay } from "../../experts/limits/live-usage";
+import { liveCountersOfDay } from "../../experts/session/live-usage";
 import { nextUtcMidnight } from "../../experts/limits/usage-counters";
 
 /** Today's counters of a limited skill against its catalog limits: the whole skill, then each user. */

@@ -10,7 +10,7 @@ import { breakable } from "../breakable-name";
 import { formatCost } from "./run-pages";
 import type { UsageGroup } from "../../admin/usage/run-usage";
 import { OUTCOMES } from "../../admin/run-index-query";
-import type { RecordedOutcome } from "../../experts/run/expert-types";
+import type { RecordedOutcome } from "../../experts/core/run-types";
 
 /**
  * The first page: runs, errors, tokens and cost today and this week, busiest experts, failing

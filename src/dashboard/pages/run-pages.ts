@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { indexedRun, listIndexedRuns, OUTCOMES, runFilterSchema, type RunSummary, threadRuns } from "../../admin/run-index-query";
 import { sessionName, sessionStub } from "../../experts/session/session-name";
-import type { StepRecord } from "../../experts/run/expert-types";
+import type { StepRecord } from "../../experts/core/run-types";
 import { dashboardMessage, formatTime, renderDashboardPage } from "../dashboard-layout";
 import { frameOf, type DashboardContext, type DashboardEnv } from "../dashboard-context";
 import { type CallResolution, outcomeBadge, runWaterfall } from "../../experts/trace/run-waterfall";

@@ -1,6 +1,6 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
 import type { EvalAssertion } from "../../catalog/catalog-schema";
-import type { JsonObject, RecordedOutcome, RunUsage, StepRecord } from "../run/expert-types";
+import type { JsonObject, RecordedOutcome, RunUsage, StepRecord } from "../core/run-types";
 import { globToRegExp } from "../tools/tool-names";
 import type { RubricVerdict } from "./eval-judge";
 

@@ -1,7 +1,8 @@
 import type { UserProps } from "../../auth/user-props";
-import type { ExpertConfig, ProviderName, SkillConfig } from "../../catalog/catalog-schema";
-import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
-import type { UserPrompter } from "../run/expert-types";
+import type { ExpertConfig } from "../../catalog/catalog-schema";
+import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
+import type { EvalRunOptions, ExpertCallRequest } from "../core/call-types";
+import type { UserPrompter } from "../core/run-types";
 
 /**
  * The user every eval run is made as. Eval runs go through the same ExpertSession path as a
@@ -11,25 +12,22 @@ import type { UserPrompter } from "../run/expert-types";
  */
 export const EVAL_USER: UserProps = { userId: "slipsnisse:eval", login: "eval", role: "member" };
 
-/** What makes an ExpertCallRequest an eval run (structured-cloneable, it crosses Durable Object RPC). */
-export interface EvalRunOptions {
-  /** The eval's name in the catalog, recorded with the run. */
-  name: string;
-  /** A model to run the expert with instead of its own (`provider:model` on the command line). */
-  provider?: ProviderName;
-  model?: string;
-  /** How a call needing approval is answered: declined unless the eval says `approve: true`. */
-  approve: boolean;
-  /**
-   * A validated skill config not saved yet, and the version it would become: a write gated on
-   * evals (`?require_evals=1`) runs them on what it is about to save, before anyone can use it.
-   */
-  candidate?: { version: number; config: SkillConfig };
-}
-
 /** The skill an eval runs against: the candidate it gates, else none (the live one is loaded). */
 export function candidateSkill(skill: string, options: EvalRunOptions | undefined): CompiledSkill | null {
   return options?.candidate ? { name: skill, version: options.candidate.version, config: options.candidate.config } : null;
+}
+
+/**
+ * The skill and expert a call runs, null when the skill has no such expert. An eval run is the
+ * same path with the model swapped (evalExpert), on the candidate config it gates when it has one.
+ */
+export async function expertOfCall(
+  env: Env,
+  request: Pick<ExpertCallRequest, "skill" | "expert" | "evaluation">,
+): Promise<{ skill: CompiledSkill; expert: ExpertConfig } | null> {
+  const skill = candidateSkill(request.skill, request.evaluation) ?? (await loadSkill(env, request.skill));
+  const found = skill?.config.experts.find((candidate) => candidate.name === request.expert);
+  return skill && found ? { skill, expert: evalExpert(found, request.evaluation) } : null;
 }
 
 /** The expert as the eval runs it: the catalog's, with only the model swapped when asked. */

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { log } from "../../observability/logger";
-import type { ExpertCallRequest, ExpertCallResult } from "../session/expert-call";
-import type { RunUsage } from "../run/expert-types";
+import type { ExpertCallRequest, ExpertCallResult } from "../core/call-types";
+import type { RunUsage } from "../core/run-types";
 import { canUseSkill } from "../../catalog/skill-access";
 import { SkillAccessRevokedError } from "./limit-errors";
 import { failedRun } from "../run/run-end";

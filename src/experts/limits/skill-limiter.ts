@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { UsageLimits } from "../../catalog/catalog-schema";
-import { runIndexFlushDelay } from "../session/run-index-outbox";
+import { runIndexFlushDelay } from "../records/run-index-outbox";
 import { objectEnv } from "./d1-call-path-seam";
 import { LIMIT_COUNTER_TABLES, LimitCounters } from "./limit-counters";
 import { SlotHolders } from "./slot-holders";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { stripControlCharacters } from "../../untrusted/control-characters";
-import { RUN_OUTCOMES } from "../run/expert-types";
+import { RUN_OUTCOMES } from "../core/run-types";
 
 /**
  * What the live feed carries about a run: names, counts, step numbers, tokens, tool names and

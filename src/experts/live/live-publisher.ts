@@ -1,6 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import { log } from "../../observability/logger";
-import type { ExpertRunResult, StepProgress, StepRecord } from "../run/expert-types";
+import type { ExpertRunResult, StepProgress, StepRecord } from "../core/run-types";
 import { cutName, type LiveEvent, type LiveWait } from "./live-events";
 import { type LiveRunFeed, liveFeedStub } from "./live-run-feed";
 

@@ -1,6 +1,6 @@
 import { type LanguageModel, wrapLanguageModel } from "ai";
 import type { ToolSource } from "../../downstream/downstream-types";
-import type { UserPrompter } from "../run/expert-types";
+import type { UserPrompter } from "../core/run-types";
 import { cutName, type LiveWait } from "./live-events";
 
 type Wait = Omit<LiveWait, "since">;

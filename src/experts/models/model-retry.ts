@@ -46,7 +46,7 @@ function lowerCaseNames(headers: Record<string, string> | undefined): Record<str
   return headers && Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
-/** Rate limits, 5xx, timeouts and dropped connections: what the provider packages mark retryable. */
+/** Rate limits, 5xx, timeouts and network failures: what the provider packages mark retryable. */
 function isRetryable(error: unknown): error is APICallError {
   return APICallError.isInstance(error) && error.isRetryable;
 }

@@ -1,6 +1,6 @@
 import type { ModelMessage, ToolResultPart, ToolSet } from "ai";
-import type { ApprovalResume, UserDecision } from "./expert-types";
-import type { RunRecorder } from "./run-recorder";
+import type { ApprovalResume, UserDecision } from "../core/run-types";
+import type { RunRecorder } from "../core/run-recorder";
 import { askToolName, withToolResults } from "./ask-back";
 import { argumentsText } from "../tools/tool-approval";
 import { ToolCallDeclinedError } from "../tools/tool-errors";

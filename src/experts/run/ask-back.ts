@@ -1,10 +1,10 @@
 import { tool, type ModelMessage, type Tool, type ToolResultPart } from "ai";
 import { z } from "zod";
 import type { Budget } from "../../catalog/catalog-schema";
-import type { ExpertRunResult, PausedQuestion, RunUsage, UserPrompter } from "./expert-types";
+import type { ExpertRunResult, PausedQuestion, RunUsage, UserPrompter } from "../core/run-types";
 import { askWithTimeout } from "../tools/tool-approval";
 import type { BudgetUsed, PausedRun } from "./paused-run";
-import type { RunRecorder } from "./run-recorder";
+import type { RunRecorder } from "../core/run-recorder";
 
 /** Downstream tools are exposed as `server__tool`, so this built-in name cannot collide with one. */
 export const ASK_ORCHESTRATOR = "ask_orchestrator";

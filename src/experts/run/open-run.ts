@@ -1,13 +1,13 @@
 import type { ModelMessage } from "ai";
 import { log } from "../../observability/logger";
-import { raceWithSignal, runSignals } from "./abort";
+import { raceWithSignal, runSignals } from "../core/abort";
 import { buildExpertToolset, type ExpertToolset } from "../tools/expert-toolset";
-import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { modelRefOf } from "../models/model-defaults";
 import { trackModelFaults } from "../models/model-fault-tracker";
 import { retryModelCalls } from "../models/model-retry";
-import { RunBudget } from "./run-budget";
-import { RunRecorder } from "./run-recorder";
+import { RunBudget } from "../core/run-budget";
+import { RunRecorder } from "../core/run-recorder";
 import { assembleResult, type RunEndFields } from "./run-end";
 
 /**

@@ -1,12 +1,12 @@
 import { AI_SDK_TELEMETRY } from "../models/model-defaults";
 import { generateText, isStepCount, ToolChoiceViolationError } from "ai";
 import type { ToolSet } from "ai";
-import { raceWithSignal } from "./abort";
-import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import { raceWithSignal } from "../core/abort";
+import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { gatheredSummary, interruptedRunEnd, type RunEndFields } from "./run-end";
 import { MODEL_MAX_RETRIES, openRun } from "./open-run";
 import routeSystemPrompt from "./prompts/route-system-prompt.md";
-import type { RunRecorder } from "./run-recorder";
+import type { RunRecorder } from "../core/run-recorder";
 import { RouteWithoutToolCallError } from "./runner-errors";
 import { describeStep, reportStep } from "./step-progress";
 

@@ -5,12 +5,12 @@ import { SlipsnisseError } from "../../errors";
 import { describeModelError } from "../models/describe-model-error";
 import type { TrackedModel } from "../models/model-fault-tracker";
 import { ModelRetryStoppedError } from "../models/model-retry";
-import type { RunSignals } from "./abort";
+import type { RunSignals } from "../core/abort";
 import { DownstreamUnavailableError } from "../../downstream/downstream-errors";
 import { ExpertToolsUnavailableError } from "../tools/tool-errors";
-import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome, RunUsage, UnavailableTool } from "./expert-types";
-import type { RunBudget } from "./run-budget";
-import type { RunRecorder } from "./run-recorder";
+import type { BudgetKind, ExpertRunResult, JsonObject, PausedQuestion, RunOutcome, RunUsage, UnavailableTool } from "../core/run-types";
+import type { RunBudget } from "../core/run-budget";
+import type { RunRecorder } from "../core/run-recorder";
 
 /*
  * How a run ends, in one place: the fields a run mode ends with (`RunEnd`), the answer text it

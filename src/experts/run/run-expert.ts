@@ -1,4 +1,4 @@
-import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { routeExpert } from "./route";
 import { synthesizeExpert } from "./synthesize";
 

@@ -1,5 +1,5 @@
 import { NoSuchToolError } from "ai";
-import type { ExpertRunInput } from "./expert-types";
+import type { ExpertRunInput } from "../core/run-types";
 
 /** A tool call as the model emitted it: an unknown name or unparseable input marks it invalid. */
 export interface EmittedToolCall {

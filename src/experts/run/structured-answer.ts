@@ -1,5 +1,5 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
-import type { JsonObject } from "./expert-types";
+import type { JsonObject } from "../core/run-types";
 import outputSchemaNote from "./prompts/output-schema-note.md";
 
 const MAX_REPORTED_ERRORS = 3;

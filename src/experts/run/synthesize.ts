@@ -1,7 +1,7 @@
 import { AI_SDK_TELEMETRY } from "../models/model-defaults";
 import { generateText, isStepCount, type ToolSet } from "ai";
-import { raceWithSignal } from "./abort";
-import type { ExpertRunInput, ExpertRunResult } from "./expert-types";
+import { raceWithSignal } from "../core/abort";
+import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { ASK_ORCHESTRATOR, ASK_USER, askOrchestratorTool, askUserTool, pendingQuestion, withOpeningTurns } from "./ask-back";
 import { approvedTurns } from "./approval-resume";
 import { composeAnswer, interruptedRunEnd } from "./run-end";

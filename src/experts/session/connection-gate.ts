@@ -4,18 +4,9 @@ import { ConnectionSetupError } from "../../downstream/connections/connection-er
 import { CONNECT_CALLBACK_PATH, CONNECT_PATH, connectionsStub, connectionTarget, ownerFor } from "../../downstream/connections/connection-target";
 import type { SlipsnisseError } from "../../errors";
 import type { UserProps } from "../../auth/user-props";
-import type { ExpertRunResult } from "../run/expert-types";
+import type { ConnectRequest } from "../core/call-types";
+import type { ExpertRunResult } from "../core/run-types";
 import { unusedRun } from "../run/run-end";
-
-/** What a run paused on a missing connection tells the MCP surface: where the user connects. */
-export interface ConnectRequest {
-  server: string;
-  /** The connect page on Slipsnisse's origin (never the downstream's own URL). */
-  url: string;
-  /** For URL-mode elicitation (SEP-1036): the flow id, which the completion notification names. */
-  elicitationId: string;
-  connection: "user" | "team";
-}
 
 export type GateOutcome = { connect: ConnectRequest; text: string } | { error: SlipsnisseError } | undefined;
 

@@ -1,7 +1,7 @@
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { addUsage, NOTHING_USED } from "../run/ask-back";
-import type { ExpertCallResult } from "./expert-call";
-import type { ExpertRunResult } from "../run/expert-types";
+import type { ExpertCallResult } from "../core/call-types";
+import type { ExpertRunResult } from "../core/run-types";
 import { ApprovalPendingError, NoPendingApprovalError, NoPendingQuestionError, PausedRunExpiredError, QuestionPendingError } from "./ask-back-errors";
 import { pausedRunSchema, type PausedRun } from "../run/paused-run";
 

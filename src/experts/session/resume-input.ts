@@ -1,8 +1,8 @@
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { remainingBudget, resumedTurns } from "../run/ask-back";
-import type { ApprovalResume } from "../run/expert-types";
+import type { ApprovalResume } from "../core/run-types";
 import type { PausedRun } from "../run/paused-run";
-import type { ExpertCallRequest } from "./expert-call";
+import type { ExpertCallRequest } from "../core/call-types";
 
 /**
  * What a call continues from: a fresh run has the expert as configured; a reply to a paused run

@@ -1,3 +1,7 @@
+import { DEFAULT_RETENTION_DAYS } from "../../catalog/catalog-schema";
+import { loadSkill } from "../../catalog/compiled-skill-cache";
+import { log } from "../../observability/logger";
+
 /**
  * Retention and a member's own deletions in one ExpertSession's SQLite. Runs go by when they
  * started, threads by when they were last used; a thread's turns go with it, a run's steps with it.
@@ -16,6 +20,35 @@ export type ThreadSummary = {
 export interface PurgeCount {
   runs: number;
   threads: number;
+}
+
+/**
+ * One session's retention pass as of `now`: deletes runs and threads older than the skill's
+ * `retention_days` (and index rows still waiting from that long ago, logged by the outbox), and
+ * says when the oldest remaining row expires: at most a day away, so a shortened retention
+ * applies within a day; null while the session is empty.
+ */
+export async function purgeSession(
+  env: Env,
+  ctx: DurableObjectState,
+  outbox: { expire(cutoff: number): void },
+  now: number,
+): Promise<{ purged: PurgeCount; retentionDue: number | null }> {
+  const sql = ctx.storage.sql;
+  const skillName = sessionSkill(ctx.id.name) ?? sql.exec<{ skill: string }>(`SELECT skill FROM runs LIMIT 1`).toArray()[0]?.skill;
+  const skill = skillName === undefined ? null : await loadSkill(env, skillName);
+  const retentionMs = (skill?.config.retention_days ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+  const purged = ctx.storage.transactionSync(() => purgeBefore(sql, now - retentionMs));
+  outbox.expire(now - retentionMs);
+  const oldest = oldestKept(sql);
+  if (purged.runs + purged.threads > 0) log("info", "session retention", { ...purged });
+  return { purged, retentionDue: oldest === null ? null : Math.max(Math.min(oldest + retentionMs, now + DAY_MS), now + 60_000) };
+}
+
+/** The skill in a session's name (tenant:skill:user, URI-encoded parts), when the id carries its name. */
+function sessionSkill(name: string | undefined): string | undefined {
+  const part = name?.split(":")[1];
+  return part === undefined ? undefined : decodeURIComponent(part);
 }
 
 /** Deletes runs started and threads last used before `cutoff` (epoch ms). Never a running run. */

@@ -1,5 +1,5 @@
 import { LIMIT_COUNTER_TABLES } from "../limits/limit-counters";
-import { CALL_STREAMS_TABLE } from "./stream-records";
+import { CALL_STREAMS_TABLE } from "../protocol/stream-records";
 
 /**
  * The ExpertSession's SQLite tables (one Durable Object per tenant, skill and user). This is

@@ -1,5 +1,9 @@
 import { modelMessageSchema, type ModelMessage } from "ai";
 import { base64Url } from "../../base64url";
+import type { ExpertConfig } from "../../catalog/catalog-schema";
+import { redactDeep } from "../../downstream/secret-headers";
+import type { ExpertRunResult } from "../core/run-types";
+import type { Redact } from "../core/trace-excerpt";
 import { ThreadOfAnotherExpertError, UnknownThreadError } from "./session-errors";
 
 /**
@@ -14,6 +18,13 @@ export const DEFAULT_HISTORY_BOUNDS: HistoryBounds = { maxTokens: 30_000, maxMes
 const CHARS_PER_TOKEN = 4;
 /** Turns per INSERT: five bound parameters each, within a Durable Object SQL statement's 100. */
 const TURNS_PER_INSERT = 20;
+
+/** A call's thread: its id (null when the handle was refused) and the turns it continues from. */
+export interface OpenedThread {
+  threadId: string | null;
+  history: ModelMessage[];
+  refused?: UnknownThreadError | ThreadOfAnotherExpertError;
+}
 
 /** A thread minted for a run still going: what its row is written with at the run's end. */
 type FreshThread = { expert: string; createdAt: number };
@@ -35,6 +46,36 @@ export class ThreadStore {
     const id = `th_${randomId()}`;
     this.fresh.set(id, { expert, createdAt: now });
     return id;
+  }
+
+  /**
+   * The thread a call continues, or the one it starts. A handle this session never minted
+   * (another user's, or a guess) is refused before the run row, so it is neither stored in this
+   * user's records nor handed back as theirs; a new conversation's thread is minted before the
+   * run row so the record names it.
+   */
+  open(thread: string | undefined, expert: string, now: number): OpenedThread {
+    if (thread === undefined) return { threadId: this.create(expert, now), history: [] };
+    try {
+      return { threadId: thread, history: this.history(thread, expert) };
+    } catch (error) {
+      if (!(error instanceof UnknownThreadError || error instanceof ThreadOfAnotherExpertError)) throw error;
+      return { threadId: null, history: [], refused: error };
+    }
+  }
+
+  /**
+   * A run's end: its new turns are stored, redacted (no secret the caller or the model echoed may
+   * stay in them); a thread it started is stored with them, or here without any (an error, a
+   * pause): its handle must work.
+   */
+  afterRun(threadId: string | null, result: ExpertRunResult, redact: Redact, expert: ExpertConfig, now: number): void {
+    if (threadId === null) return;
+    if (result.outcome !== "error" && result.outcome !== "paused" && result.messages.length > 0) {
+      const bounds = { maxTokens: expert.history.max_tokens, maxMessages: expert.history.max_messages };
+      this.append(threadId, redactDeep(result.messages, redact), now, bounds);
+    }
+    this.keep(threadId, now);
   }
 
   /** Stores a thread minted for a run that ended without turns to add (an error, a pause), so its handle works. */

@@ -2,17 +2,17 @@ import { dynamicTool } from "ai";
 import type { Tool } from "ai";
 import type { DownstreamTool, ToolSource } from "../../downstream/downstream-types";
 import { toolResultText } from "../../downstream/tool-result-text";
-import { raceWithSignal } from "../run/abort";
+import { raceWithSignal } from "../core/abort";
 import { DownstreamCallAbortedError, DownstreamUnavailableError } from "../../downstream/downstream-errors";
 import { ToolWithheldError } from "../../downstream/tool-pin-errors";
-import type { ToolCallRecord } from "../run/expert-types";
-import { truncateUtf8 } from "./result-truncation";
-import type { RunBudget } from "../run/run-budget";
-import type { RunRecorder } from "../run/run-recorder";
+import type { ToolCallRecord } from "../core/run-types";
+import { truncateUtf8 } from "../core/result-truncation";
+import type { RunBudget } from "../core/run-budget";
+import type { RunRecorder } from "../core/run-recorder";
 import { DownstreamToolReportedError, ToolCallBudgetSpentError } from "./tool-errors";
 import { toolInputSchema } from "./tool-input-schema";
 import type { ApprovalContext } from "./tool-approval";
-import { rawPreview, TRACE_BOUNDS } from "../trace/trace-excerpt";
+import { rawPreview, TRACE_BOUNDS } from "../core/trace-excerpt";
 
 export interface ToolAdapterContext {
   source: ToolSource;

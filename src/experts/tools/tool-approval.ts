@@ -1,9 +1,9 @@
 import type { Tool } from "ai";
 import type { ToolPolicy } from "../../catalog/catalog-schema";
 import type { DownstreamTool } from "../../downstream/downstream-types";
-import type { ToolCallRecord, UserDecision, UserPrompter, UserReply } from "../run/expert-types";
-import type { RunRecorder } from "../run/run-recorder";
-import { rawPreview, TRACE_BOUNDS } from "../trace/trace-excerpt";
+import type { ToolCallRecord, UserDecision, UserPrompter, UserReply } from "../core/run-types";
+import type { RunRecorder } from "../core/run-recorder";
+import { rawPreview, TRACE_BOUNDS } from "../core/trace-excerpt";
 import { ApprovalUnavailableError, ToolCallDeclinedError } from "./tool-errors";
 import { matchesAny } from "./tool-names";
 

@@ -1,6 +1,6 @@
-import type { StepRecord, ToolCallRecord } from "../run/expert-types";
-import { excerpt, TRACE_BOUNDS } from "./trace-excerpt";
-import type { Redact } from "./trace-redactor";
+import type { StepRecord, ToolCallRecord } from "../core/run-types";
+import { excerpt, TRACE_BOUNDS } from "../core/trace-excerpt";
+import type { Redact } from "../core/trace-excerpt";
 
 /**
  * The steps as the run record keeps them: every text redacted and cut to its bound, and each

@@ -1,5 +1,5 @@
 import { html } from "hono/html";
-import type { StepRecord, ToolCallRecord, UserDecision } from "../run/expert-types";
+import type { StepRecord, ToolCallRecord, UserDecision } from "../core/run-types";
 
 /** What a bar shows: the model's answer wait, a tool call by how it ended, or an approval/pause wait. */
 export type BarKind = "setup" | "model" | "retried" | "pending" | "tool" | "failed" | "approval";

@@ -4,17 +4,17 @@ import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { modelCost } from "../../catalog/model-pricing";
 import type { ToolSource } from "../../downstream/downstream-types";
 import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
-import type { ExpertCallRequest } from "../session/expert-call";
-import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../run/expert-types";
+import type { ExpertCallRequest } from "../core/call-types";
+import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../core/run-types";
 import { modelEndpointHost } from "../models/describe-model-error";
 import { DEFAULT_MODEL_IDS, modelIdOf } from "../models/model-defaults";
-import type { RunEndTrace, StoredRun, StoredRunStart } from "../session/run-log";
-import type { QueuedRun } from "../session/run-index-outbox";
-import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../session/run-index-writer";
+import type { RunEndTrace, StoredRun, StoredRunStart } from "../records/run-log";
+import type { QueuedRun } from "../records/run-index-outbox";
+import { indexedToolCalls, refusedCallCount, toolErrorCount } from "../records/run-index-writer";
 import { traceModelCalls, type TracedModel } from "./model-call-trace";
 import { tracedSteps } from "./run-trace";
-import { excerpt, jsonExcerpt, TRACE_BOUNDS } from "./trace-excerpt";
-import { traceRedactor, type Redact } from "./trace-redactor";
+import { excerpt, jsonExcerpt, type Redact, TRACE_BOUNDS } from "../core/trace-excerpt";
+import { traceRedactor } from "./trace-redactor";
 
 export interface RunIndexContext {
   request: ExpertCallRequest;
@@ -36,6 +36,8 @@ export interface SessionRunTrace {
   traceId: string;
   redact: Redact;
   start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
+  /** The run's row as it starts, with the trace's part (`start`). */
+  runStart(run: { skill: CompiledSkill; threadId: string | null; startedAt: number }): StoredRunStart;
   /** The model with the run's traceparent header and retry count. */
   model(model: LanguageModel): LanguageModel;
   /** The run's tools: each downstream request runs with the trace as the async context its fetch reads. */
@@ -52,13 +54,28 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
   const redact = traceRedactor(env, skill, expert);
   const { userId, login, email } = request.user;
   let traced: TracedModel | undefined;
+  const start = {
+    traceId,
+    caller: { userId, login, ...(email ? { email } : {}) },
+    args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
+  };
   return {
     traceId,
     redact,
-    start: {
-      traceId,
-      caller: { userId, login, ...(email ? { email } : {}) },
-      args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
+    start,
+    runStart(run) {
+      return {
+        id: request.runId,
+        skill: request.skill,
+        expert: expert.name,
+        userId,
+        threadId: run.threadId,
+        catalogVersion: run.skill.version,
+        provider: expert.provider,
+        model: expert.model ?? null,
+        startedAt: run.startedAt,
+        ...start,
+      };
     },
     model(model) {
       traced = traceModelCalls(model, { traceId });

@@ -3,9 +3,8 @@ import { readSecret } from "../../env";
 import { catalogClientSecretForms } from "../../downstream/connections/client-secret-forms";
 import { redactSecretValues as redactValues, referencedSecretNames } from "../../downstream/secret-headers";
 import { GOOGLE_API_KEY_SECRET } from "../models/model-defaults";
+import type { Redact } from "../core/trace-excerpt";
 import { redactCredentialShapes as redactPatterns } from "../models/redact-credentials";
-
-export type Redact = (text: string) => string;
 
 /**
  * What scrubs every text a run record stores: the values of every secret the skill's server

@@ -1,6 +1,6 @@
 import { type InputRequiredResult, inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { ExpertCallResult } from "../../experts/session/expert-call";
+import type { ExpertCallResult } from "../../experts/core/call-types";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import type { ConnectPrompter } from "../../experts/session/connection-gate";
 import type { ClientRequester } from "./mid-call-requests";

@@ -1,5 +1,5 @@
 import type { CallToolResult, ResourceLink } from "@modelcontextprotocol/server";
-import type { ExpertCallResult } from "../../experts/session/expert-call";
+import type { ExpertCallResult } from "../../experts/core/call-types";
 import { stripControlCharacters } from "../../untrusted/control-characters";
 
 /** A run as a resource (run-resources.ts serves it to its own user). */

@@ -1,4 +1,4 @@
-import type { ClientReply } from "../../experts/session/client-replies";
+import type { ClientReply } from "../../experts/protocol/client-replies";
 import { MID_CALL_REQUEST_ID_PREFIX } from "../inbound/inbound-post";
 
 /*

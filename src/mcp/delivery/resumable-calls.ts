@@ -1,7 +1,7 @@
 import { waitUntil } from "cloudflare:workers";
 import type { ExpertSession } from "../../experts/session/expert-session";
-import type { StepProgress } from "../../experts/run/expert-types";
-import type { ResumableStreamRef, StreamReplay } from "../../experts/session/resumable-streams";
+import type { StepProgress } from "../../experts/core/run-types";
+import type { ResumableStreamRef, StreamReplay } from "../../experts/protocol/resumable-streams";
 import { toToolResult } from "./expert-tool-result";
 import { resumeGraceMs } from "./resume-timing";
 

@@ -2,7 +2,7 @@ import { inputRequired, inputResponse, type ElicitRequestFormParams, type InputR
 import { z } from "zod";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { unansweredText } from "../../experts/run/ask-back";
-import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../../experts/session/expert-call";
+import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../../experts/core/call-types";
 import { stripControlCharacters } from "../../untrusted/control-characters";
 import type { ClientProfile } from "../inbound/client-profile";
 import type { ClientRequester } from "./mid-call-requests";

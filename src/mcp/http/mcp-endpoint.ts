@@ -1,6 +1,7 @@
 import type { UserProps } from "../../auth/user-props";
 import { loadSkill } from "../../catalog/compiled-skill-cache";
 import { canUseSkill } from "../../catalog/skill-access";
+import type { McpRequestRef } from "../../experts/core/call-types";
 import { sessionStub } from "../../experts/session/session-name";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { browserOriginRefusal } from "../inbound/browser-origin";
@@ -110,7 +111,7 @@ async function servePost(request: Request, inbound: InboundPost, context: TaskCo
   if (inbound.cancels.length > 0 && response.ok) {
     const session = sessionStub(env, skill.name, user.userId);
     const { clientSessionId } = profile;
-    const ref = (requestId: string | number) => ({ requestId, ...(clientSessionId === undefined ? {} : { connection: clientSessionId }) });
+    const ref = (requestId: string | number): McpRequestRef => ({ requestId, ...(clientSessionId === undefined ? {} : { clientSessionId }) });
     await Promise.all(inbound.cancels.map((requestId) => session.cancelRequest(ref(requestId)).catch(() => "not_found")));
   }
   return withAllowOn405(response);

@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, classifyInboundRequest, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/server";
-import type { ClientReply } from "../../experts/session/client-replies";
+import type { ClientReply } from "../../experts/protocol/client-replies";
 import { type ClientProfile, eraOf, profileOf } from "./client-profile";
 import type { PostedBody } from "./posted-body";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { sessionStub } from "../../experts/session/session-name";
-import { parseListenerMessage, type WatchMessage } from "../../experts/session/session-listeners";
+import { parseListenerMessage, type WatchMessage } from "../../experts/protocol/session-listeners";
 import { log } from "../../observability/logger";
 import { type TaskContext, wireTask } from "../tasks/expert-tasks";
 

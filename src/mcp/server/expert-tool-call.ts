@@ -2,10 +2,11 @@ import { waitUntil } from "cloudflare:workers";
 import type { CallToolResult, InputRequiredResult, ServerContext } from "@modelcontextprotocol/server";
 import type { UserProps } from "../../auth/user-props";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
+import type { McpRequestRef } from "../../experts/core/call-types";
 import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
 import type { ClientProfile } from "../inbound/client-profile";
-import type { StepProgress } from "../../experts/run/expert-types";
-import { interruptedRunResult } from "../../experts/session/interrupted-run";
+import type { StepProgress } from "../../experts/core/run-types";
+import { interruptedRunResult } from "../../experts/protocol/interrupted-run";
 import { sessionStub } from "../../experts/session/session-name";
 import { log } from "../../observability/logger";
 import { connectInputRequired, connectPrompter, connectRetry, originOf } from "../delivery/connect-elicitation";
@@ -67,7 +68,7 @@ export async function callExpert(
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
   const { clientSessionId } = profile;
-  const mcpRequest = { requestId: ctx.mcpReq.id, ...(clientSessionId === undefined ? {} : { connection: clientSessionId }) };
+  const mcpRequest: McpRequestRef = { requestId: ctx.mcpReq.id, ...(clientSessionId === undefined ? {} : { clientSessionId }) };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));

@@ -1,7 +1,7 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
 import { html } from "hono/html";
-import type { StepRecord } from "../../experts/run/expert-types";
-import type { StoredRun } from "../../experts/session/run-log";
+import type { StepRecord } from "../../experts/core/run-types";
+import type { StoredRun } from "../../experts/records/run-log";
 import { runWaterfall } from "../../experts/trace/run-waterfall";
 import { stripControlCharacters } from "../../untrusted/control-characters";
 import { APP_MIME_TYPE, UI_EXTENSION } from "../inbound/declared-capabilities";

@@ -1,7 +1,7 @@
 import { type McpServer, type Resource, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { UserProps } from "../../auth/user-props";
-import type { StoredRun } from "../../experts/session/run-log";
+import type { StoredRun } from "../../experts/records/run-log";
 import { sessionStub } from "../../experts/session/session-name";
 import { runViewFragment } from "./run-app";
 import { runTraceMarkdown } from "./run-trace-markdown";

@@ -1,5 +1,5 @@
-import type { StepRecord, ToolCallRecord } from "../../experts/run/expert-types";
-import type { StoredRun } from "../../experts/session/run-log";
+import type { StepRecord, ToolCallRecord } from "../../experts/core/run-types";
+import type { StoredRun } from "../../experts/records/run-log";
 import { stripControlCharacters } from "../../untrusted/control-characters";
 
 /**

@@ -4,8 +4,8 @@ import { SERVER_INFO_META_KEY, type JSONRPCRequest } from "@modelcontextprotocol
 import { z } from "zod";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { sessionStub } from "../../experts/session/session-name";
-import type { TaskInputReply } from "../../experts/session/session-tasks";
-import { DEFAULT_TASK_TTL_MS, type StoredTask } from "../../experts/session/task-store";
+import type { TaskInputReply } from "../../experts/protocol/session-tasks";
+import { DEFAULT_TASK_TTL_MS, type StoredTask } from "../../experts/protocol/task-store";
 import { log } from "../../observability/logger";
 import { SERVER_INFO } from "../server/expert-mcp-server";
 import { TASK_POLL_INTERVAL_MS, validatedTaskCall, wireTaskFields, type TaskContext } from "./expert-tasks";

@@ -3,7 +3,7 @@ import { type JSONRPCRequest, SERVER_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } f
 import { z } from "zod";
 import { onSkillChanged } from "../../catalog/skill-change-events";
 import { sessionStub } from "../../experts/session/session-name";
-import { LISTENER_LIMIT_STATUS, MAX_LISTENED_TASKS, type ListenerMessage, parseListenerMessage } from "../../experts/session/session-listeners";
+import { LISTENER_LIMIT_STATUS, MAX_LISTENED_TASKS, type ListenerMessage, parseListenerMessage } from "../../experts/protocol/session-listeners";
 import { log } from "../../observability/logger";
 import { SERVER_INFO } from "../server/expert-mcp-server";
 import type { TaskContext } from "./expert-tasks";

@@ -5,7 +5,7 @@ import { watchD1ForTests } from "../../../src/experts/limits/d1-call-path-seam";
 import { skillLimiterStub } from "../../../src/experts/limits/skill-limiter";
 import { countersOfDay, utcDay } from "../../../src/experts/limits/usage-counters";
 import { waitFor } from "../../support/wait-for";
-import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/core/call-types";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, env } from "cloudflare:test";
 import type { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallResult } from "../../../src/experts/session/expert-call";
+import type { ExpertCallResult } from "../../../src/experts/core/call-types";
 import { usageLimitsSchema } from "../../../src/catalog/catalog-schema";
 import { skillLimiterStub } from "../../../src/experts/limits/skill-limiter";
 import { type CounterRow, utcDay } from "../../../src/experts/limits/usage-counters";

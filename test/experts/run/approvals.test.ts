@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import type { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest, UserPrompt, UserReply } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest, UserPrompt, UserReply } from "../../../src/experts/core/call-types";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import { expertOf } from "../../support/workers/session-helpers";

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import type { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/core/call-types";
 import { pausedRunSchema } from "../../../src/experts/run/paused-run";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { taggedBase } from "../../fixtures/fixture-stats-client";

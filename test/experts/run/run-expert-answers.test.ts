@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runExpert } from "../../../src/experts/run/run-expert";
-import type { StepProgress } from "../../../src/experts/run/expert-types";
+import type { StepProgress } from "../../../src/experts/core/run-types";
 import { makeExpert, makePolicy } from "../../support/expert-fixture";
 import { Rendezvous } from "../../support/wait-for";
 import { FakeToolSource, textResult } from "../../support/fake-tool-source";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StepProgress } from "../../../src/experts/run/expert-types";
+import type { StepProgress } from "../../../src/experts/core/run-types";
 import { runExpert } from "../../../src/experts/run/run-expert";
 import { makeExpert, makePolicy } from "../../support/expert-fixture";
 import { FakeToolSource, textResult } from "../../support/fake-tool-source";

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { inject } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/core/call-types";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";
 import type { MockLanguageModelV4 } from "ai/test";

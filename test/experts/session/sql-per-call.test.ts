@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExpertSession } from "../../../src/experts/session/expert-session";
-import { setRunIndexFlushDelayForTests } from "../../../src/experts/session/run-index-outbox";
+import { setRunIndexFlushDelayForTests } from "../../../src/experts/records/run-index-outbox";
 import { holdRunIndexFlushForTests } from "../../support/workers/run-index-flush";
 import { useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { APICallError } from "ai";
 import { describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/core/call-types";
 import { toToolResult, META_TRACE } from "../../../src/mcp/delivery/expert-tool-result";
 import { sessionStub } from "../../../src/experts/session/session-name";
 import { readFixtureStats, taggedBase } from "../../fixtures/fixture-stats-client";

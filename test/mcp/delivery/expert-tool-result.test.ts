@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ExpertCallResult } from "../../../src/experts/session/expert-call";
+import type { ExpertCallResult } from "../../../src/experts/core/call-types";
 import { META_THREAD, toToolResult } from "../../../src/mcp/delivery/expert-tool-result";
 
 const usage = {

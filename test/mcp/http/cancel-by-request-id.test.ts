@@ -133,21 +133,21 @@ describe("notifications/cancelled is routed to the caller's own session by reque
 
   const session = () => sessionStub(env, skill, alice.userId);
 
-  it("ExpertSession.cancelRequest matches the request id with its JSON type and the connection, and aborts only that run", async () => {
+  it("ExpertSession.cancelRequest matches the request id with its JSON type and the client session id, and aborts only that run", async () => {
     models.play([sleepThenAnswer(20_000)]);
     const before = await readFixtureStats(fxBase);
-    const request = callOf(skill, "sleeper", "sleep", { mcpRequest: { requestId: 7, connection: "conn-a" } }, alice);
+    const request = callOf(skill, "sleeper", "sleep", { mcpRequest: { requestId: 7, clientSessionId: "client-session-a" } }, alice);
     const run = session().callExpert(request);
     await waitForStats((stats) => sleeps(stats) === sleeps(before) + 1, "the downstream sleep to start");
 
-    expect(await session().cancelRequest({ requestId: "7", connection: "conn-a" })).toBe("not_found");
+    expect(await session().cancelRequest({ requestId: "7", clientSessionId: "client-session-a" })).toBe("not_found");
     expect(await session().cancelRequest({ requestId: 7 })).toBe("not_found");
-    expect(await session().cancelRequest({ requestId: 7, connection: "conn-b" })).toBe("not_found");
-    expect(await sessionStub(env, skill, bob.userId).cancelRequest({ requestId: 7, connection: "conn-a" })).toBe("not_found");
-    expect(await session().cancelRequest({ requestId: 7, connection: "conn-a" })).toBe("cancelled");
+    expect(await session().cancelRequest({ requestId: 7, clientSessionId: "client-session-b" })).toBe("not_found");
+    expect(await sessionStub(env, skill, bob.userId).cancelRequest({ requestId: 7, clientSessionId: "client-session-a" })).toBe("not_found");
+    expect(await session().cancelRequest({ requestId: 7, clientSessionId: "client-session-a" })).toBe("cancelled");
     expect((await run).outcome).toBe("cancelled");
     // Finished runs leave the index: a late duplicate cancel finds nothing.
-    expect(await session().cancelRequest({ requestId: 7, connection: "conn-a" })).toBe("not_found");
+    expect(await session().cancelRequest({ requestId: 7, clientSessionId: "client-session-a" })).toBe("not_found");
   });
 
   it("ExpertSession.cancelRequest refuses an ambiguous cancel (two runs under one request key) and both runs complete", async () => {

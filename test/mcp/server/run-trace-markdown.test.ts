@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StoredRun } from "../../../src/experts/session/run-log";
+import type { StoredRun } from "../../../src/experts/records/run-log";
 import { runTraceMarkdown } from "../../../src/mcp/server/run-trace-markdown";
 
 const run: StoredRun = {

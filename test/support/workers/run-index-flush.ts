@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
-import { setRunIndexFlushDelayForTests } from "../../../src/experts/session/run-index-outbox";
+import { setRunIndexFlushDelayForTests } from "../../../src/experts/records/run-index-outbox";
 
 /**
  * In the workers tests the run index outbox's flush is due an hour after a run, not a second:

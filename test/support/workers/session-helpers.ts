@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import type { UserProps } from "../../../src/auth/user-props";
-import type { ExpertCallRequest } from "../../../src/experts/session/expert-call";
+import type { ExpertCallRequest } from "../../../src/experts/core/call-types";
 import { sessionStub } from "../../../src/experts/session/session-name";
 
 export const carol: UserProps = { userId: "u-carol", login: "carol", role: "member" };

@@ -20,6 +20,17 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /**
+ * The wings of a place, top to bottom, with the semantics of LAYERS one level down: a file in a
+ * wing (a subfolder of the place) imports from its own wing or a lower one, never upward and
+ * never sideways. A file directly in the place is placed by its name. docs/architecture.md lists
+ * the same under "Wings of <place>".
+ */
+const WINGS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  experts: [["session"], ["protocol", "evals", "limits", "live", "trace"], ["records", "run"], ["tools"], ["models"], ["core"]],
+  mcp: [["http", "legacy-sse"], ["tasks"], ["server"], ["delivery"], ["inbound"], ["mcp-errors.ts"]],
+};
+
+/**
  * Imports that leave src/ on purpose: the demo serves the README and the docs, the CLI loads its generated
  * validator (built by `npm ci`'s prepare step; before that, the import resolves to its committed
  * declaration file).
@@ -46,6 +57,16 @@ function placeOf(path: string): string {
 
 function layerOf(place: string): number {
   return LAYERS.findIndex((layer) => layer.includes(place));
+}
+
+/** The wing of a path under src/<place>/: its subfolder, or itself for a file directly in the place. */
+function wingOf(place: string, path: string): string {
+  const [first = ""] = relative(join(src, place), path).split(sep);
+  return first;
+}
+
+function wingLayerOf(place: string, wing: string): number {
+  return (WINGS[place] ?? []).findIndex((layer) => layer.includes(wing));
 }
 
 interface Violation {
@@ -86,6 +107,41 @@ function violations(): Violation[] {
   return found;
 }
 
+/** Imports inside a place with wings that climb a wing or go sideways between wings of one layer. */
+function wingViolations(place: string): Violation[] {
+  const found: Violation[] = [];
+  for (const file of sourceFiles(join(src, place))) {
+    const fromWing = wingOf(place, file);
+    const fromLayer = wingLayerOf(place, fromWing);
+    const rel = relative(repo, file);
+    if (fromLayer === -1) {
+      found.push({ file: rel, spec: "", why: `${place}/${fromWing} is in no wing: add it to WINGS.${place} here and in docs/architecture.md` });
+      continue;
+    }
+    for (const spec of relativeSpecifiers(readFileSync(file, "utf8"))) {
+      const target = resolveSpecifier(file, spec);
+      if (target === undefined || relative(join(src, place), target).startsWith("..")) continue;
+      const toWing = wingOf(place, target);
+      if (toWing === fromWing) continue;
+      const toLayer = wingLayerOf(place, toWing);
+      if (toLayer === -1) found.push({ file: rel, spec, why: `${place}/${toWing} is in no wing` });
+      else if (toLayer < fromLayer) found.push({ file: rel, spec, why: `${place}/${fromWing} imports upward from ${place}/${toWing}` });
+      else if (toLayer === fromLayer) found.push({ file: rel, spec, why: `${place}/${fromWing} imports sideways from ${place}/${toWing} (same wing layer)` });
+    }
+  }
+  return found;
+}
+
+/** A "Wings of `<place>`" block of docs/architecture.md, as lists of wings. */
+function documentedWings(doc: string, place: string): string[][] {
+  const heading = new RegExp(`^Wings of \`${place}\`[\\s\\S]*?^\`\`\`\n([\\s\\S]*?)^\`\`\`$`, "m");
+  const block = heading.exec(doc)?.[1] ?? "";
+  return block
+    .trim()
+    .split("\n")
+    .map((line) => line.split(", "));
+}
+
 describe("import direction (layers import downward only)", () => {
   it("finds the imports it checks: static, type-only, re-exports, dynamic and import() types", () => {
     const text = [
@@ -115,6 +171,25 @@ describe("import direction (layers import downward only)", () => {
         .split("\n")
         .map((line) => line.split(", ")),
     ).toEqual(LAYERS);
+  });
+
+  it("inside a place with wings, every file imports only from its own wing or a lower one", () => {
+    for (const place of Object.keys(WINGS)) {
+      const found = wingViolations(place).map(({ file, spec, why }) => `${file}: "${spec}" — ${why}`);
+      expect(found, "move the module down to the wing of its callers' dependencies, or pass the dependency in").toEqual([]);
+    }
+  });
+
+  it("places every subfolder and file of a place with wings in exactly one wing, as docs/architecture.md lists them", () => {
+    const doc = readFileSync(join(repo, "docs", "architecture.md"), "utf8");
+    for (const [place, wings] of Object.entries(WINGS)) {
+      const entries = readdirSync(join(src, place)).filter((name) => statSync(join(src, place, name)).isDirectory() || SOURCE.test(name));
+      const listed = wings.flat();
+      expect(entries.filter((entry) => !listed.includes(entry))).toEqual([]);
+      expect(listed.filter((entry) => !entries.includes(entry))).toEqual([]);
+      expect(new Set(listed).size).toBe(listed.length);
+      expect(documentedWings(doc, place)).toEqual(wings);
+    }
   });
 
   it("places every folder and top-level file of src/ in exactly one layer", () => {

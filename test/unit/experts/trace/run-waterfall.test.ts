@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StepRecord } from "../../../../src/experts/run/expert-types";
+import type { StepRecord } from "../../../../src/experts/core/run-types";
 import { waterfallRows } from "../../../../src/experts/trace/run-waterfall";
 
 const model = (latencyMs: number, extra: Partial<NonNullable<StepRecord["model"]>> = {}) => ({ provider: "p", model: "m", latencyMs, retries: 0, ...extra });

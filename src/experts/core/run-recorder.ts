@@ -1,6 +1,6 @@
 import { NoSuchToolError } from "ai";
 import type { ModelMessage, StepResult, ToolSet } from "ai";
-import type { StepRecord, ToolCallRecord, UnavailableTool, UserDecision } from "./expert-types";
+import type { StepRecord, ToolCallRecord, UnavailableTool, UserDecision } from "./run-types";
 
 /** A call's record plus the text the model saw, kept for the budget-exhausted summary. */
 interface CallEntry {
@@ -22,7 +22,7 @@ export class RunRecorder {
   outputTokens = 0;
   downstreamBytesRead = 0;
   invalidInputs = 0;
-  /** Model calls retried (rate limits, 5xx, dropped connections) inside the run's deadline. */
+  /** Model calls retried (rate limits, 5xx, network failures) inside the run's deadline. */
   modelRetries = 0;
   readonly invalidInputTools: string[] = [];
   /** Servers and tools found unavailable during the run, each once (its first reason). */

@@ -1,5 +1,5 @@
 import { D1_TABLES } from "../../storage-keys";
-import type { RecordedOutcome, StepRecord } from "../run/expert-types";
+import type { RecordedOutcome, StepRecord } from "../core/run-types";
 
 /** One row of D1 `run_index` (migrations/0003_run_index.sql): names, counts and times only. */
 export interface RunIndexRow {

@@ -1,6 +1,6 @@
 import { log } from "../../observability/logger";
-import type { StepProgress } from "../run/expert-types";
-import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "./expert-call";
+import type { StepProgress } from "../core/run-types";
+import type { ExpertCallRequest, ExpertCallResult, ProgressReporter } from "../core/call-types";
 import { interruptedRunResult } from "./interrupted-run";
 import { type PendingInput, type StoredTask, type TaskGeneration, type TaskOutcome, type TerminalStatus, TaskStore } from "./task-store";
 

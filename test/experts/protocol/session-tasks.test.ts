@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { HEARTBEAT_MS } from "../../../src/experts/session/task-store";
+import { HEARTBEAT_MS } from "../../../src/experts/protocol/task-store";
 import { usage, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ExpertSession } from "../../../src/experts/session/expert-session";
-import { SessionListeners } from "../../../src/experts/session/session-listeners";
+import { SessionListeners } from "../../../src/experts/protocol/session-listeners";
 import { sessionOf } from "../../support/workers/session-helpers";
 
 const skill = "listen-cost";

@@ -1,5 +1,5 @@
 import type { Budget } from "../../catalog/catalog-schema";
-import type { BudgetKind } from "./expert-types";
+import type { BudgetKind } from "./run-types";
 
 /**
  * The run's counted budgets (steps and wall clock are enforced by the loop's stop condition and

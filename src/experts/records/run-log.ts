@@ -1,4 +1,4 @@
-import type { ExpertRunResult, RecordedOutcome, RunUsage, StepRecord, UnavailableTool } from "../run/expert-types";
+import type { ExpertRunResult, RecordedOutcome, RunUsage, StepRecord, UnavailableTool } from "../core/run-types";
 
 /** Who made the call, as signed in: the id, and the login and email to show it by. */
 export interface RunCaller {

@@ -1,13 +1,4 @@
-/** What a resumed stream needs to write its events as the first stream would have. */
-export interface ResumableStreamRef {
-  /** Minted by the MCP surface; the stream's event ids are `<id>:<n>`. */
-  id: string;
-  requestId: string | number;
-  progressToken?: string | number;
-  structuredExpected: boolean;
-  /** The expert's `budget.timeout_ms`: a resumed stream waits for the run no longer than that (and a grace). */
-  timeoutMs: number;
-}
+import type { ResumableStreamRef } from "../core/call-types";
 
 /** A resumable call stream as the session's SQLite keeps it: what a resume needs to answer after a restart. */
 export interface StreamRecord {

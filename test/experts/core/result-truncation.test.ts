@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { truncateUtf8 } from "../../../src/experts/tools/result-truncation";
+import { truncateUtf8 } from "../../../src/experts/core/result-truncation";
 
 describe("truncateUtf8", () => {
   it("keeps short text as is", () => {

@@ -33,7 +33,7 @@ export interface RunUsage {
   bytesReturned: number;
   elapsedMs: number;
   budgetExhausted: BudgetKind | null;
-  /** Model calls retried after a rate limit, 5xx or dropped connection. */
+  /** Model calls retried after a rate limit, 5xx or network failure. */
   retries: number;
 }
 
@@ -91,7 +91,7 @@ export type UserReply = { action: "accept"; approve?: boolean; answer?: string }
 
 /**
  * Asks the human mid-call. The MCP surface passes it over Durable Object RPC only when the
- * client declared elicitation on a connection that can carry a server-to-client request.
+ * client declared elicitation on a transport that can carry a server-to-client request.
  */
 export type UserPrompter = (prompt: UserPrompt) => Promise<UserReply>;
 

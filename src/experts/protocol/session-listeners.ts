@@ -11,7 +11,7 @@ const MAX_TASK_ID_CHARS = 100;
 /**
  * What a listen socket asked for, kept on the socket so it survives the object's hibernation:
  * the tasks of one Tasks generation (v2: a 2026-07-28 listen stream; v1: a legacy SSE
- * connection's own 2025-11-25 tasks, added one by one as it creates them).
+ * stream's own 2025-11-25 tasks, added one by one as it creates them).
  */
 const attachmentSchema = z.object({ resources: z.boolean(), taskIds: z.array(z.string()), generation: z.enum(["v1", "v2"]).default("v2") });
 type ListenAttachment = z.infer<typeof attachmentSchema>;
@@ -96,7 +96,7 @@ export class SessionListeners {
   }
 
   /**
-   * A legacy SSE connection follows a task it just created (`{"type":"watch","taskId"}`): added
+   * A legacy SSE stream follows a task it just created (`{"type":"watch","taskId"}`): added
    * when it is this session's own task of the socket's generation, and signalled at once, so a
    * change between its creation and the watch is not missed. Anything else is ignored.
    */

@@ -2,7 +2,7 @@ import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import type { ExpertSession } from "../../../src/experts/session/expert-session";
-import type { QueuedRun, RunIndexOutbox } from "../../../src/experts/session/run-index-outbox";
+import type { QueuedRun, RunIndexOutbox } from "../../../src/experts/records/run-index-outbox";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { admin } from "../../admin/admin-test-client";
 import { indexRow } from "../../admin/run-index-rows";

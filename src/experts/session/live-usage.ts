@@ -1,8 +1,8 @@
 import type { SkillLimits } from "../../catalog/catalog-schema";
 import { log } from "../../observability/logger";
-import { sessionStub } from "../session/session-name";
-import { skillLimiterStub } from "./skill-limiter";
-import { type CopiedCounterRow, type CounterRow, countersOfDay, userSubject } from "./usage-counters";
+import { sessionStub } from "./session-name";
+import { skillLimiterStub } from "../limits/skill-limiter";
+import { type CopiedCounterRow, type CounterRow, countersOfDay, userSubject } from "../limits/usage-counters";
 
 /** A counter row with when it was read from its owner (epoch ms), or when D1's copy was written; null when there is no row. */
 export type UsageRow = CounterRow & { asOf: number | null };

@@ -1,7 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RunUsage, StepRecord } from "../../../src/experts/run/expert-types";
-import { RunLog } from "../../../src/experts/session/run-log";
+import type { RunUsage, StepRecord } from "../../../src/experts/core/run-types";
+import { RunLog } from "../../../src/experts/records/run-log";
 import { applySessionSchema } from "../../../src/experts/session/session-schema";
 
 function withLog<T>(name: string, use: (log: RunLog) => T): Promise<T> {

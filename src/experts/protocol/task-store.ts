@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { userPropsSchema } from "../../auth/user-props";
-import { RUN_OUTCOMES } from "../run/expert-types";
-import type { ExpertCallRequest, ExpertCallResult, PausedAnswer } from "./expert-call";
+import { RUN_OUTCOMES } from "../core/run-types";
+import type { ExpertCallRequest, ExpertCallResult, PausedAnswer } from "../core/call-types";
 
 /**
  * MCP Tasks statuses. `input_required` only for a 2026-07-28 task ("v2") whose run waits for its

@@ -1,10 +1,10 @@
 import { log } from "../../observability/logger";
-import type { StepProgress } from "../run/expert-types";
-import type { ExpertCallResult } from "./expert-call";
+import type { StepProgress } from "../core/run-types";
+import type { ExpertCallResult, ResumableStreamRef } from "../core/call-types";
 import { answerFromRecord } from "./interrupted-run";
-import type { StoredRun } from "./run-log";
-import { IN_FLIGHT_GRACE_MS } from "./runs-in-flight";
-import { type ResumableStreamRef, StreamRecords } from "./stream-records";
+import type { StoredRun } from "../records/run-log";
+import { IN_FLIGHT_GRACE_MS } from "../core/run-deadline";
+import { StreamRecords } from "./stream-records";
 
 export type { ResumableStreamRef };
 
@@ -26,7 +26,7 @@ const SWEEP_EVERY_MS = 60_000;
 interface Entry {
   ref: ResumableStreamRef;
   runId: string;
-  /** The connections reading the stream now: the first response until it drops, each resumed one until it drops. */
+  /** The responses reading the stream now: the first response until it drops, each resumed one until it drops. */
   readers: Set<string>;
   /** Readers that dropped: a late read of theirs (a round already under way) does not count as a reader again. */
   gone: Set<string>;
@@ -40,16 +40,16 @@ interface Entry {
 }
 
 /**
- * The events of expert calls whose SSE stream a 2025-11-25 client may resume after a dropped
- * connection (`Last-Event-ID`). The run goes on in this object when the connection drops, so its
+ * The events of expert calls whose SSE stream a 2025-11-25 client may resume after its response
+ * dropped (`Last-Event-ID`). The run goes on in this object when the response drops, so its
  * progress and answer are kept here, in memory, numbered the way the first stream numbered them:
  * event n is the n-th progress notification, the answer follows. Which run and request a stream
  * belongs to is also in SQLite (stream-records.ts): after a restart the events are gone, but a
  * resume still gets the run's outcome (interrupted, from its record) instead of a 404.
  *
- * A run is given up for a dropped connection only when no connection reads its stream, whatever
+ * A run is given up for a dropped response only when no response reads its stream, whatever
  * order a drop and a resume reach this object in: a client that reconnects at once may be here
- * before the server noticed its first connection drop.
+ * before the server noticed its first response drop.
  */
 export class ResumableStreams {
   private readonly entries = new Map<string, Entry>();
@@ -129,7 +129,7 @@ export class ResumableStreams {
   }
 
   /**
-   * `reader`'s connection dropped. When no other connection reads the stream (`reading` 0), the
+   * `reader`'s response dropped. When no other response reads the stream (`reading` 0), the
    * run whose id is returned should be cancelled unless a client resumes the stream before
    * `check` runs; null when there is nothing to cancel (the run ended, or the stream is unknown).
    */
@@ -141,7 +141,7 @@ export class ResumableStreams {
     return { runId: entry.runId, reading: entry.readers.size, check: () => entry.readers.size === 0 && entry.result === undefined };
   }
 
-  /** `reader`'s connection dropped: `cancel` the run after `graceMs` unless a connection reads its stream by then. */
+  /** `reader`'s response dropped: `cancel` the run after `graceMs` unless a response reads its stream by then. */
   giveUpUnlessResumed(id: string, reader: string, graceMs: number, cancel: (runId: string) => void): void {
     const dropped = this.dropped(id, reader);
     if (!dropped) return;

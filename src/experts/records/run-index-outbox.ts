@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { log } from "../../observability/logger";
-import { RECORDED_OUTCOMES } from "../run/expert-types";
+import { RECORDED_OUTCOMES } from "../core/run-types";
 import { type RunIndexEntry, runIndexStatementCount, writeRunIndex } from "./run-index-writer";
 
 /**

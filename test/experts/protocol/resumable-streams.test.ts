@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { ExpertCallResult } from "../../../src/experts/session/expert-call";
-import { FIRST_READER, ResumableStreams, type ResumableStreamRef } from "../../../src/experts/session/resumable-streams";
-import type { StoredRun } from "../../../src/experts/session/run-log";
+import type { ExpertCallResult } from "../../../src/experts/core/call-types";
+import { FIRST_READER, ResumableStreams, type ResumableStreamRef } from "../../../src/experts/protocol/resumable-streams";
+import type { StoredRun } from "../../../src/experts/records/run-log";
 import { sessionOf } from "../../support/workers/session-helpers";
 
 const MINUTE = 60_000;

@@ -1,9 +1,7 @@
 import type { UserProps } from "../../auth/user-props";
-import type { EvalRunOptions } from "../evals/eval-call";
-import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "../run/expert-types";
-import type { ConnectRequest } from "./connection-gate";
-import type { ResumableStreamRef } from "./stream-records";
-export type { UserPrompt, UserPrompter, UserReply } from "../run/expert-types";
+import type { ProviderName, SkillConfig } from "../../catalog/catalog-schema";
+import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "./run-types";
+export type { UserPrompt, UserPrompter, UserReply } from "./run-types";
 
 /** What the MCP surface sends to an ExpertSession over Durable Object RPC (structured-cloneable). */
 export interface ExpertCallRequest {
@@ -33,20 +31,20 @@ export interface ExpertCallRequest {
    * session waits (up to the expert's user_input_timeout_ms) for the flow to finish first.
    */
   awaitConnect?: { flowId: string; connection: "user" | "team" };
-  /** A call whose SSE stream the client may resume after a dropped connection (resumable-streams.ts). */
+  /** A call whose SSE stream the client may resume after its response dropped (resumable-streams.ts). */
   stream?: ResumableStreamRef;
   /** Set only by the admin API's eval runner (src/admin/evals), for the eval user's session. */
   evaluation?: EvalRunOptions;
 }
 
 /**
- * An MCP request as a cancel names it: the JSON-RPC id, unique only among one connection's
- * requests in flight, plus what tells the caller's connections apart where the transport has
- * it (the legacy SSE session id, or an `Mcp-Session-Id` header the client sent).
+ * An MCP request as a cancel names it: the JSON-RPC id, unique only among one client session's
+ * requests in flight, plus the client session id where the transport has one (the legacy SSE
+ * session id, or the `Mcp-Session-Id` header the client sent).
  */
 export interface McpRequestRef {
   requestId: string | number;
-  connection?: string;
+  clientSessionId?: string;
 }
 
 /** What a cancel by request found: one run (now aborted), none, or several it cannot tell apart. */
@@ -90,4 +88,41 @@ export interface PausedAnswer {
   kind: "orchestrator" | "user" | "approval";
   /** For kind "approval": each call waiting, its arguments as JSON text. */
   approvals?: Array<{ name: string; server: string; tool: string; input: string }>;
+}
+
+/** What makes an ExpertCallRequest an eval run (structured-cloneable, it crosses Durable Object RPC). */
+export interface EvalRunOptions {
+  /** The eval's name in the catalog, recorded with the run. */
+  name: string;
+  /** A model to run the expert with instead of its own (`provider:model` on the command line). */
+  provider?: ProviderName;
+  model?: string;
+  /** How a call needing approval is answered: declined unless the eval says `approve: true`. */
+  approve: boolean;
+  /**
+   * A validated skill config not saved yet, and the version it would become: a write gated on
+   * evals (`?require_evals=1`) runs them on what it is about to save, before anyone can use it.
+   */
+  candidate?: { version: number; config: SkillConfig };
+}
+
+/** What a run paused on a missing connection tells the MCP surface: where the user connects. */
+export interface ConnectRequest {
+  server: string;
+  /** The connect page on Slipsnisse's origin (never the downstream's own URL). */
+  url: string;
+  /** For URL-mode elicitation (SEP-1036): the flow id, which the completion notification names. */
+  elicitationId: string;
+  connection: "user" | "team";
+}
+
+/** What a resumed stream needs to write its events as the first stream would have. */
+export interface ResumableStreamRef {
+  /** Minted by the MCP surface; the stream's event ids are `<id>:<n>`. */
+  id: string;
+  requestId: string | number;
+  progressToken?: string | number;
+  structuredExpected: boolean;
+  /** The expert's `budget.timeout_ms`: a resumed stream waits for the run no longer than that (and a grace). */
+  timeoutMs: number;
 }

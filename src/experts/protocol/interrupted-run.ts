@@ -1,7 +1,7 @@
 import { failedRun } from "../run/run-end";
-import type { ExpertCallResult } from "./expert-call";
-import type { StoredRun } from "./run-log";
-import { RunInterruptedError, RunOverdueError, StreamAnswerLostError } from "./session-errors";
+import type { ExpertCallResult } from "../core/call-types";
+import type { StoredRun } from "../records/run-log";
+import { RunInterruptedError, RunOverdueError, StreamAnswerLostError } from "./protocol-errors";
 
 /**
  * The answer of a call whose run a restart cut off (no run record, or one the constructor closed

@@ -1,5 +1,7 @@
-import { truncateUtf8 } from "../tools/result-truncation";
-import type { Redact } from "./trace-redactor";
+import { truncateUtf8 } from "./result-truncation";
+
+/** What scrubs a text a run record keeps (trace-redactor.ts makes one per run). */
+export type Redact = (text: string) => string;
 
 /** Bounds of what a run record keeps of each text (UTF-8 bytes). */
 export const TRACE_BOUNDS = {

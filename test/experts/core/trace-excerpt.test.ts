@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { excerpt, jsonExcerpt, rawPreview } from "../../../src/experts/trace/trace-excerpt";
+import { excerpt, jsonExcerpt, rawPreview } from "../../../src/experts/core/trace-excerpt";
 
 const SECRET = "s3cret-value-0123456789";
 const redact = (text: string) => text.split(SECRET).join("[redacted]");

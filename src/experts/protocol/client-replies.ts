@@ -1,4 +1,4 @@
-import { ClientReplyTimeoutError } from "./session-errors";
+import { ClientReplyTimeoutError } from "./protocol-errors";
 
 /** What a client answered to a request the server sent it: the JSON-RPC `result`, or its `error`. */
 export type ClientReply = { result: Record<string, unknown> } | { error: { code: number; message: string } };

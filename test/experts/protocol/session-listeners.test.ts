@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import { LISTENER_LIMIT_STATUS, MAX_LISTENERS, type ListenerMessage, listenerMessageSchema } from "../../../src/experts/session/session-listeners";
+import { LISTENER_LIMIT_STATUS, MAX_LISTENERS, type ListenerMessage, listenerMessageSchema } from "../../../src/experts/protocol/session-listeners";
 import { usage, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { callOf, expertOf, sessionOf } from "../../support/workers/session-helpers";
 import { waitFor } from "../../support/wait-for";
