@@ -154,7 +154,7 @@
  *                     forget it.
  *   connection_migrations  which schema migrations this object has applied.
  *
- * Durable Object LegacySseSession (one per legacy SSE connection): nothing durable. It holds the
+ * Durable Object LegacySseSession (one per legacy SSE stream): nothing durable. It holds the
  * open stream and its MCP server in memory; a restart ends the stream and the client reconnects.
  *
  * Durable Object LiveRunFeed (SQLite, one per tenant), src/experts/live/live-run-feed.ts:

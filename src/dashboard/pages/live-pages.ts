@@ -116,7 +116,7 @@ function waitText(waiting: LiveWait): string {
       return `waiting on an approval${waiting.name === undefined ? "" : ` of ${waiting.name}`}`;
     case "question":
       return "waiting on the user's answer";
-    case "connection":
+    case "server":
       return `connecting to ${waiting.name ?? "a server"}`;
   }
 }

@@ -26,7 +26,7 @@ export class UsageLimitReachedError extends SlipsnisseError {
   }
 }
 
-/** The caller's skill access was taken away while their MCP session stayed open. */
+/** The caller's skill access was taken away while their MCP client stayed connected. */
 export class SkillAccessRevokedError extends SlipsnisseError {
   readonly kind = "skill-access-revoked";
   readonly fix = "Ask an admin to add you (or one of your groups) to the skill's `access` in the catalog.";

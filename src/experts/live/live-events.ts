@@ -15,10 +15,10 @@ export const liveUserSchema = z.object({ id: name, login: name });
 
 /**
  * What a run waits on now: its model, a downstream tool (`server__tool`), a human's approval of
- * one or answer to a question, or a connection to a server (its tool listing). `since` is when
+ * one or answer to a question, or a downstream server listing its tools. `since` is when
  * the wait began, so a page counts the seconds itself: a wait costs two events, not one a second.
  */
-export const WAIT_KINDS = ["model", "tool", "approval", "question", "connection"] as const;
+export const WAIT_KINDS = ["model", "tool", "approval", "question", "server"] as const;
 export const liveWaitSchema = z.object({ on: z.enum(WAIT_KINDS), name: name.optional(), since: count });
 export type LiveWait = z.infer<typeof liveWaitSchema>;
 

@@ -6,7 +6,7 @@ import { cutName, type LiveWait } from "./live-events";
 type Wait = Omit<LiveWait, "since">;
 
 /** Which wait a page shows when several are open at once: the one a human or a server holds up first. */
-const SHOWN_FIRST: readonly LiveWait["on"][] = ["approval", "question", "tool", "connection", "model"];
+const SHOWN_FIRST: readonly LiveWait["on"][] = ["approval", "question", "tool", "server", "model"];
 
 /**
  * What one run waits on, told to the live feed as each wait begins and ends (never once a
@@ -35,7 +35,7 @@ export class RunWaits {
 
   tools(source: ToolSource): ToolSource {
     return {
-      listTools: (serverId, options) => this.during({ on: "connection", name: serverId }, () => source.listTools(serverId, options)),
+      listTools: (serverId, options) => this.during({ on: "server", name: serverId }, () => source.listTools(serverId, options)),
       callTool: (serverId, toolName, args, options) =>
         this.during({ on: "tool", name: `${serverId}__${toolName}` }, () => source.callTool(serverId, toolName, args, options)),
       ...(source.withheldTools ? { withheldTools: (serverId: string) => source.withheldTools?.(serverId) ?? [] } : {}),

@@ -70,7 +70,7 @@ export async function gateRun(
 /**
  * Shows the connect page to the user mid-call (URL-mode elicitation, SEP-1036) and later tells
  * the client the flow is done; passed over Durable Object RPC by a surface that can reach the
- * client mid-call (a legacy SSE connection that declared `elicitation: { url: {} }`).
+ * client mid-call (a legacy SSE stream that declared `elicitation: { url: {} }`).
  */
 export type ConnectPrompter = (
   event: { kind: "open"; message: string; url: string; elicitationId: string } | { kind: "complete"; elicitationId: string },

@@ -3,7 +3,7 @@ import { declaredBy } from "./client-session-id";
 import { declaresUi, formElicitation, urlElicitation } from "./declared-capabilities";
 
 /*
- * What a client is, decided once per request (or once per legacy SSE connection) from its
+ * What a client is, decided once per request (or once per legacy SSE stream) from its
  * transport, the protocol revision it names and the capabilities it declared. Every feature that
  * differs between clients (how a run reaches its user mid-call, tasks, list changes, resumable
  * streams, the run view) decides from this value, never from the version string: a new protocol
@@ -59,7 +59,7 @@ export interface ClientProfile {
   readonly tasks: "core" | "extension" | "none";
   /**
    * Whether the client can hear `notifications/tools/list_changed` and `resources/list_changed`:
-   * a 2026-07-28 client through `subscriptions/listen`, a legacy SSE connection on its stream.
+   * a 2026-07-28 client through `subscriptions/listen`, a legacy SSE stream on its stream.
    * Stateless 2025 Streamable HTTP has no stream to send them on (GET is 405).
    */
   readonly listChanged: boolean;
@@ -115,7 +115,7 @@ export function profileOf({ transport, revision, clientSessionId, capabilities }
     userChannel: !elicitation.form ? "pause" : era === "2026-07-28" ? "input-required" : "elicit",
     midCall: era === "2026-07-28" || !takesRequests ? "none" : stateless ? (fromSessionId ? "call-stream" : "none") : "sdk",
     cancel: era === "2026-07-28" ? "close-stream" : "notification",
-    // 2025 Tasks: on a legacy SSE connection, and on every Streamable HTTP request of that era
+    // 2025 Tasks: on a legacy SSE stream, and on every Streamable HTTP request of that era
     // that names a revision (the capability rides on `initialize`, which names it in its params).
     tasks: era === "2026-07-28" ? "extension" : transport === "legacy-sse" || revision !== undefined ? "core" : "none",
     listChanged: transport === "legacy-sse" || era === "2026-07-28",

@@ -66,7 +66,7 @@ function cells(era: ClientEra, p: ClientProfile): string[] {
       : p.userChannel === "pause"
         ? "paused: the revision has no elicitation"
         : p.midCall === "sdk"
-          ? "mid-call on the connection"
+          ? "mid-call on the SSE stream"
           : `mid-call on the call's stream (client sends back its \`Mcp-Session-Id\`${p.elicitation.url ? "; URL mode for connect links too" : "; form mode: `elicitation: {}`"}), else paused`;
   const tasks =
     p.tasks === "extension"
@@ -74,7 +74,7 @@ function cells(era: ClientEra, p: ClientProfile): string[] {
       : p.tasks === "none" || !era.revisionHasTasks
         ? "none in the revision"
         : sse
-          ? "core Tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`), answered on the connection, and `notifications/tasks/status` for the tasks the connection created"
+          ? "core Tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`), answered on the SSE stream, and `notifications/tasks/status` for the tasks the stream created"
           : "core Tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`); no `notifications/tasks/status`: stateless, no stream outlives the request (clients poll, as the revision allows)";
   const toolsChanged = !p.listChanged
     ? "no: stateless, a GET without `Last-Event-ID` is 405, no stream to send it on"
@@ -84,7 +84,7 @@ function cells(era: ClientEra, p: ClientProfile): string[] {
   const runsChanged = modern
     ? "yes, on `subscriptions/listen` (`resourcesListChanged`): the caller's own runs only, from any isolate; `resources/list` has `ttlMs` 0"
     : p.runsChangedAfterCall
-      ? "yes, after each call on the connection (and each task it creates)"
+      ? "yes, after each call on the SSE stream (and each task it creates)"
       : "no: no stream outlives the request";
   const resumable = p.resumableCalls
     ? "yes: priming event with `retry`, `Last-Event-ID` resumes a call's progress and answer"
@@ -102,7 +102,7 @@ function cells(era: ClientEra, p: ClientProfile): string[] {
         : "when its `initialize` declared `io.modelcontextprotocol/ui`";
   return [
     era.label,
-    sse ? "on the connection" : "on the call's stream",
+    sse ? "on the SSE stream" : "on the call's stream",
     p.cancel === "close-stream" ? "close the stream" : sse ? "`notifications/cancelled`" : "`notifications/cancelled`, routed by request id",
     approvals,
     tasks,

@@ -25,7 +25,7 @@ export interface SseOpenRequest {
 }
 
 /**
- * One legacy HTTP+SSE connection. The GET stream and the client's POSTs are separate HTTP
+ * One legacy HTTP+SSE stream. The GET stream and the client's POSTs are separate HTTP
  * requests that may land on different Worker isolates, so the stream and its MCP server live
  * here, in a Durable Object named by the session id, where both requests meet.
  */

@@ -14,7 +14,7 @@ export interface TaskStatusNotification {
 }
 
 /**
- * `notifications/tasks/status` (2025-11-25, optional) for the tasks a legacy SSE connection
+ * `notifications/tasks/status` (2025-11-25, optional) for the tasks a legacy SSE stream
  * created: unlike stateless Streamable HTTP, the connection has a stream to send them on. The
  * first task opens one WebSocket to the caller's own ExpertSession (session-listeners.ts, as a
  * 2026-07-28 listen stream does) and each task is added to it; a signal names the task, which is
@@ -48,7 +48,7 @@ export class SseTaskStatus {
     this.closed = true;
     void this.socket?.then((ws) => {
       try {
-        ws?.close(1000, "The SSE connection ended.");
+        ws?.close(1000, "The SSE stream ended.");
       } catch {
         // Already closed.
       }

@@ -31,8 +31,8 @@ export interface ServedRequest {
 
 /**
  * A fresh MCP server for one request (createMcpHandler builds one per request in both
- * protocol eras), or for one legacy SSE connection, exposing the skill's experts as tools. No
- * state lives in the MCP session: everything a follow-up needs is in the thread handle and the
+ * protocol eras), or for one legacy SSE stream, exposing the skill's experts as tools. No
+ * state lives with the clientSessionId: everything a follow-up needs is in the thread handle and the
  * user's ExpertSession.
  */
 export function buildExpertServer(context: CallerContext, request: ServedRequest = {}): McpServer {

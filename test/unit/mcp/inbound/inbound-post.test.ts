@@ -119,7 +119,7 @@ describe("a POST is classified once", () => {
     expect(inbound.kind).toBe("other");
   });
 
-  it("a legacy SSE connection gets the SDK's mid-call requests, list changes and core Tasks", () => {
+  it("a legacy SSE stream gets the SDK's mid-call requests, list changes and core Tasks", () => {
     expect(profileOf({ transport: "legacy-sse", revision: undefined, capabilities: { elicitation: {} } })).toMatchObject({
       midCall: "sdk",
       userChannel: "elicit",
