@@ -101,7 +101,10 @@ describe("legacy SSE calls cut by a restart, answered on the client's reconnect"
       const answer = client.callTool({ name: "ask_docs", arguments: { query: "hold" } });
       const [sessionId] = await waitFor(
         "the connection in its user's index",
-        async () => ((await indexOf(user).recentConnections()).length > 0 ? indexOf(user).recentConnections() : undefined),
+        async () => {
+          const listed = await indexOf(user).recentConnections();
+          return listed.length > 0 ? listed : undefined;
+        },
         5_000,
         20,
       );
