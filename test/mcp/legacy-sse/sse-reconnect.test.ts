@@ -2,7 +2,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { Client, SSEClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
-import { type LedgerCall, MAX_REMEMBERED_CALLS, SseCallLedger } from "../../../src/mcp/legacy-sse/sse-call-ledger";
+import { type LedgerCall, type LedgerInitialize, MAX_REMEMBERED_CALLS, SseCallLedger } from "../../../src/mcp/legacy-sse/sse-call-ledger";
 import { connectionIndexName, MAX_INDEXED_CONNECTIONS, SseConnectionIndex } from "../../../src/mcp/legacy-sse/sse-connection-index";
 import { gate, toResult, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
 import { waitFor } from "../../support/wait-for";
@@ -33,11 +33,11 @@ function call(requestId: string | number, overrides: Partial<LedgerCall> = {}): 
  * A connection a restart cut, as its Durable Object is afterwards: the ledger its calls left,
  * no stream in memory (never opened in this instance), listed in its user's index.
  */
-async function cutConnection(user: UserProps, calls: LedgerCall[], client = ""): Promise<string> {
+async function cutConnection(user: UserProps, calls: LedgerCall[], client = "", initialize?: LedgerInitialize): Promise<string> {
   const sessionId = crypto.randomUUID();
   await runInDurableObject(connection(sessionId), (_instance, state) => {
     const ledger = new SseCallLedger(state.storage);
-    for (const cut of calls) ledger.record(cut, { owner: user.userId, client });
+    for (const cut of calls) ledger.record(cut, { owner: user.userId, client, ...(initialize ? { initialize } : {}) });
   });
   await indexOf(user).noteConnection(sessionId, Date.now() + 600_000);
   return sessionId;
@@ -146,6 +146,39 @@ describe("legacy SSE calls cut by a restart, answered on the client's reconnect"
       expect(answer?.result?._meta?.["slipsnisse.dev/run"], `call ${index}`).toBe(expected.runId);
     }
     expect(await connection(sessionId).cutCalls(user.userId)).toBe(0);
+  });
+
+  it("the new connection keeps what the cut one's initialize declared (no second initialize comes): MCP Apps here", async () => {
+    const user = member("apps");
+    await cutConnection(user, [call("cut-1")], "", { protocolVersion: "2025-11-25", capabilities: { extensions: { "io.modelcontextprotocol/ui": {} } } });
+    const response = await reconnect(user);
+    const reader = response.body?.getReader();
+    if (!reader) throw new Error("no stream");
+    const decoder = new TextDecoder();
+    let text = "";
+    const readUntil = async (pattern: RegExp) => {
+      for (let reads = 0; reads < 50 && !pattern.test(text); reads++) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      return pattern.exec(text);
+    };
+    try {
+      const endpoint = (await readUntil(/event: endpoint\ndata: (.+)\n/))?.[1];
+      expect(endpoint).toMatch(/\/message\?sessionId=/);
+      const posted = await appFetchAs(user, `https://team.example.com${endpoint}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: "list-after-reconnect", method: "tools/list" }),
+      });
+      expect(posted.status).toBe(202);
+      const listed = (await readUntil(/data: (.*"list-after-reconnect".*)\n/))?.[1];
+      const tools = (JSON.parse(listed ?? "{}") as { result?: { tools?: Array<{ name: string; _meta?: Record<string, unknown> }> } }).result?.tools;
+      expect(tools?.[0]?._meta?.ui).toBeDefined();
+    } finally {
+      await reader.cancel();
+    }
   });
 
   it("a reconnect naming another user's connection (Last-Event-ID) takes nothing over; its owner's reconnect still does", async () => {
