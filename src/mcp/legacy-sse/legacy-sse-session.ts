@@ -182,7 +182,14 @@ export class LegacySseSession extends DurableObject<Env> {
         log("warn", "legacy SSE call ledger not written", { runId, error: String(error) });
       }
     },
-    ended: (requestId) => this.ledger.settle(requestId),
+    ended: (requestId) => {
+      try {
+        this.ledger.settle(requestId);
+      } catch (error) {
+        // The call's answer goes out regardless; the entry expires with the ledger's alarm.
+        log("warn", "legacy SSE call ledger not settled", { error: String(error) });
+      }
+    },
   };
 
   /** In this user's index object: a connection had a call in flight, and is listed until `until`. */
