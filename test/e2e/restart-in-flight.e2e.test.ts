@@ -20,7 +20,8 @@ const INTERRUPTED = /Run ([0-9a-f-]{36}) was interrupted: the server restarted d
  * is cut. Real SDK clients (v1 and v2, 2025-11-25 Streamable HTTP, default reconnection options
  * and the SDKs' 60 s request timeout) must get the run's outcome, a tool error naming the run,
  * within the expert's budget: the priming event's `retry` makes their two reconnection attempts
- * span the restart, and the resume is answered from the stream's durable record. A manual
+ * span the restart, and the resume is answered from the stream's durable record. Legacy SSE
+ * clients (SDK v1 and v2) reconnect on their own and get the same on their new connection. A manual
  * resume with Last-Event-ID gets the same (not 404); a task of a cut run fails saying so.
  */
 describe("calls in flight when the server restarts", () => {
@@ -57,7 +58,16 @@ describe("calls in flight when the server restarts", () => {
       return textReply("answered by a run that was not cut");
     });
     const url = `${stack.dev.baseUrl}/mcp`;
-    const clients: McpTestClient[] = await Promise.all((["v1-http", "v1-http", "v2-2025", "v2-2025"] as const).map((kind) => connectMcpClient(kind, url)));
+    // Legacy HTTP+SSE clients of both SDKs too: their EventSource reconnects after the restart
+    // (without Last-Event-ID) and the new connection answers the cut call by its request id. Under
+    // AUTH=none the header is not checked; it stands for each client's own OAuth token, which
+    // tells the two connections of one user apart (with the same credential neither is answered).
+    const kinds = ["v1-http", "v1-http", "v2-2025", "v2-2025", "v1-sse", "v2-sse"] as const;
+    const clients: McpTestClient[] = await Promise.all(
+      kinds.map((kind) =>
+        kind.endsWith("-sse") ? connectMcpClient(kind, stack.sseUrl, { headers: { authorization: `Bearer e2e-${kind}-token` } }) : connectMcpClient(kind, url),
+      ),
+    );
     try {
       const calls = clients.map(async (client, index) => {
         const startedAt = Date.now();
@@ -67,7 +77,7 @@ describe("calls in flight when the server restarts", () => {
       const manual = await startRawCall(url);
       const taskId = await startTask(url);
       // Every run is in flight (its model call hangs) before the restart.
-      await waitFor("six runs waiting on the model", () => (stack.fake.requests.length >= 6 ? true : undefined), 30_000);
+      await waitFor("eight runs waiting on the model", () => (stack.fake.requests.length >= 8 ? true : undefined), 30_000);
 
       const cutAt = Date.now();
       restartedDev = await restartOf(stack);

@@ -91,7 +91,7 @@ function cells(era: ClientEra, p: ClientProfile): string[] {
     : modern
       ? "no: the revision cancels by closing the stream"
       : sse
-        ? "no: the transport has no resumption"
+        ? "no replay; a call a restart cut is answered on the client's reconnected stream (its EventSource reconnects; the SDK clients send no `Last-Event-ID`, events carry ids for those that do) with its run's outcome"
         : "no: its clients cannot take a priming event with empty data (fixed in 2025-11-25)";
   const runView = !p.ui
     ? "never"

@@ -6,6 +6,7 @@ import { browserOriginRefusal } from "../inbound/browser-origin";
 import { earlyRefusal } from "../inbound/early-refusals";
 import { readBoundedBody } from "../inbound/request-body-limit";
 import { PostedBody } from "../inbound/posted-body";
+import { sha256Hex } from "../../downstream/canonical-json";
 
 /** `/sse` (default skill) and `/s/<skill>/sse`; messages go to the same path plus `/message`. */
 export const SSE_PATH = /^\/(?:s\/([a-z0-9][a-z0-9-]{0,62})\/)?sse(\/message)?$/;
@@ -23,7 +24,19 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
     const sessionId = crypto.randomUUID();
     const stub = env.LEGACY_SSE.get(env.LEGACY_SSE.idFromName(sessionId));
     const endpoint = `${url.pathname}/message?sessionId=${sessionId}`;
-    const stream = await stub.open({ sessionId, skill, user, endpoint, origin: url.origin });
+    const lastEventId = request.headers.get("last-event-id") ?? undefined;
+    // An SDK client's EventSource reconnecting sends the revision it negotiated (a first GET comes before any).
+    const resumed = lastEventId !== undefined || request.headers.has("mcp-protocol-version");
+    const client = await credentialDigest(request);
+    const stream = await stub.open({
+      sessionId,
+      skill,
+      user,
+      endpoint,
+      origin: url.origin,
+      client,
+      ...(resumed ? { resumed: lastEventId === undefined ? {} : { lastEventId } } : {}),
+    });
     if (!stream) return Response.json({ error: `No skill named "${skill}" in this tenant's catalog.` }, { status: 404 });
     return new Response(stream, {
       headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
@@ -47,6 +60,12 @@ export async function serveLegacySse(request: Request, env: Env, user: UserProps
   }
   // RFC 9110 §15.5.6: a 405 names the methods the resource supports.
   return new Response("Method Not Allowed", { status: 405, headers: { Allow: sseAllow(url.pathname) } });
+}
+
+/** The credential's digest (never the credential itself in storage): one user's clients apart, "" without one. */
+async function credentialDigest(request: Request): Promise<string> {
+  const authorization = request.headers.get("authorization");
+  return authorization ? (await sha256Hex(authorization)).slice(0, 32) : "";
 }
 
 /** The methods an SSE path supports: GET opens the stream, POST delivers to `/message`. */

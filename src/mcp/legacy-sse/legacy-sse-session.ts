@@ -5,12 +5,15 @@ import type { McpServer } from "@modelcontextprotocol/server";
 import { type CompiledSkill, loadSkill } from "../../catalog/compiled-skill-cache";
 import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { buildExpertServer, replaceExpertTools } from "../server/expert-mcp-server";
-import type { CallerContext } from "../server/expert-tool-call";
+import type { CallerContext, InFlightCalls } from "../server/expert-tool-call";
 import { answerTaskMessage, isTaskMessage, type TaskContext } from "../tasks/expert-tasks";
 import { log } from "../../observability/logger";
 import { type ClientProfile, profileOf } from "../inbound/client-profile";
 import { SseServerTransport } from "./sse-server-transport";
 import { SseTaskStatus } from "./sse-task-status";
+import { type LedgerInitialize, REMEMBER_AFTER_BUDGET_MS, SseCallLedger } from "./sse-call-ledger";
+import { SseStreamIndex } from "./sse-stream-index";
+import { answerOf, streamIndex, type HandedOver, takeOverCutCalls } from "./sse-hand-over";
 
 const KEEP_ALIVE_MS = 15_000;
 
@@ -22,6 +25,14 @@ export interface SseOpenRequest {
   endpoint: string;
   /** The origin the stream was opened on, for connect links (PUBLIC_URL wins). */
   origin?: string;
+  /** Digest of the credential the stream was opened with ("" without one): tells one user's clients apart on a reconnect. */
+  client: string;
+  /**
+   * The GET came from a client that was connected before (its EventSource reconnecting: it sends
+   * the `mcp-protocol-version` it negotiated, or `Last-Event-ID`): the calls its cut stream
+   * had in flight are answered on this one (sse-hand-over.ts).
+   */
+  resumed?: { lastEventId?: string };
 }
 
 /**
@@ -39,26 +50,58 @@ export class LegacySseSession extends DurableObject<Env> {
   private sessionId = "";
   /** The origin the client opened the stream at: connect links point there (no request rides along with a message). */
   private origin: string | undefined;
-  /** `notifications/tasks/status` for the tasks this connection created (opened with the first). */
+  /** `notifications/tasks/status` for the tasks this stream created (opened with the first). */
   private taskStatus: SseTaskStatus | null = null;
-  /** What the client is, as its `initialize` said: fixed for the connection (a server's tools and capabilities are). */
+  /** What the client is, as its `initialize` said: fixed for the stream (a server's tools and capabilities are). */
   private profile: ClientProfile | null = null;
   private starting: Promise<McpServer | null> | null = null;
+  /** The calls in flight on this stream, durably (a restart loses the rest of this object). */
+  private readonly ledger = new SseCallLedger(this.ctx.storage);
+  /** In the object named by streamIndexName only: this user's streams with calls lately. */
+  private readonly streams = new SseStreamIndex(this.ctx.storage);
+  private client = "";
+  /** What the client's `initialize` said: this stream's, or the cut one's it continues. */
+  private initialize: LedgerInitialize | undefined;
+  /** Until when this stream is listed in its user's index. */
+  private indexedUntil = 0;
 
   async open(request: SseOpenRequest): Promise<ReadableStream<Uint8Array> | null> {
     const skill = await loadSkill(this.env, request.skill);
     if (!skill) return null;
+    // Taken over before the stream is returned: the old stream's ledger is empty once this one answers its calls.
+    const handedOver: HandedOver = request.resumed
+      ? await takeOverCutCalls(this.env, skill.name, request.user.userId, request.sessionId, { ...request.resumed, client: request.client }).catch(
+          (error: unknown) => {
+            log("error", "legacy SSE reconnect could not take over the cut calls", { error: String(error) });
+            return { calls: [] };
+          },
+        )
+      : { calls: [] };
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const transport = new SseServerTransport(writable.getWriter(), request.sessionId);
     transport.onclose = () => this.reset();
     this.transport = transport;
     this.owner = request.user.userId;
     // The MCP server is built at the client's first message (serverFor): what its `initialize`
-    // declares is the connection's ClientProfile (MCP Apps, elicitation), and a server's tools and
+    // declares is the stream's ClientProfile (MCP Apps, elicitation), and a server's tools and
     // capabilities are fixed once it is connected.
-    Object.assign(this, { skill, user: request.user, sessionId: request.sessionId, origin: request.origin });
+    Object.assign(this, {
+      skill,
+      user: request.user,
+      sessionId: request.sessionId,
+      origin: request.origin,
+      client: request.client,
+      initialize: handedOver.initialize,
+    });
     this.taskStatus = new SseTaskStatus({ env: this.env, skill, user: request.user }, (notification) => transport.sendOwn(notification));
     void transport.announceEndpoint(request.endpoint);
+    // The client's pending requests wait by id: each cut call gets its run's outcome here, at once
+    // for a run the restart ended, at the run's end for one still going.
+    for (const call of handedOver.calls) {
+      void answerOf(this.env, skill.name, request.user.userId, call)
+        .then((answer) => transport.send(answer))
+        .catch((error: unknown) => log("error", "legacy SSE hand-over answer failed", { runId: call.runId, error: String(error) }));
+    }
     // The catalog is written elsewhere (an announcement in this isolate would run in the writer's
     // context, which may not touch this object's stream): the skill's live version is read at
     // each keep-alive and before each client message (KV, a few seconds' memo).
@@ -70,7 +113,7 @@ export class LegacySseSession extends DurableObject<Env> {
   }
 
   /**
-   * The connection's MCP server, built and connected at the first message (`first`); messages
+   * The stream's MCP server, built and connected at the first message (`first`); messages
    * that arrive while it starts wait for the same one.
    */
   private serverFor(first: JSONRPCMessage): Promise<McpServer | null> {
@@ -84,15 +127,20 @@ export class LegacySseSession extends DurableObject<Env> {
   private async startServer(first: JSONRPCMessage): Promise<McpServer | null> {
     const { transport, skill, user } = this;
     if (!transport || !skill || !user) return null;
-    const initialize = "method" in first && first.method === "initialize" ? first.params : undefined;
+    // A stream that continues a cut one gets no second `initialize`: it keeps the first one's.
+    const initialize = "method" in first && first.method === "initialize" ? first.params : this.initialize;
+    this.initialize = {
+      ...(typeof initialize?.protocolVersion === "string" ? { protocolVersion: initialize.protocolVersion } : {}),
+      ...(isRecord(initialize?.capabilities) ? { capabilities: initialize.capabilities } : {}),
+    };
     // 2025 Tasks are answered by this object before the server (deliver); the profile gives the capability and each tool's taskSupport.
     this.profile = profileOf({
       transport: "legacy-sse",
       revision: typeof initialize?.protocolVersion === "string" ? initialize.protocolVersion : undefined,
       clientSessionId: this.sessionId,
-      capabilities: initialize?.capabilities,
+      capabilities: this.initialize.capabilities,
     });
-    // This server answers every tools/list of the connection: annotations as cached at its start.
+    // This server answers every tools/list of the stream: annotations as cached at its start.
     const listings = await cachedListings(this.env.CACHE, skill.name, skill.config.servers, skill.config.experts);
     const server = buildExpertServer(this.serverContext(skill, user, this.profile), { listings });
     await server.connect(transport);
@@ -100,7 +148,7 @@ export class LegacySseSession extends DurableObject<Env> {
     return server;
   }
 
-  /** A new catalog version of the skill: the connection's tools become its experts, and the client hears list_changed. */
+  /** A new catalog version of the skill: the stream's tools become its experts, and the client hears list_changed. */
   private async refreshTools(): Promise<void> {
     const current = this.skill;
     if (!current || !this.server || !this.user) return;
@@ -112,7 +160,69 @@ export class LegacySseSession extends DurableObject<Env> {
   }
 
   private serverContext(skill: CompiledSkill, user: UserProps, profile: ClientProfile): CallerContext {
-    return { env: this.env, skill, user, profile, ...(this.origin === undefined ? {} : { origin: this.origin }) };
+    return { env: this.env, skill, user, profile, inFlight: this.inFlight, ...(this.origin === undefined ? {} : { origin: this.origin }) };
+  }
+
+  private readonly inFlight: InFlightCalls = {
+    started: async ({ requestId, runId, structured, timeoutMs }) => {
+      const { owner, skill } = this;
+      if (!owner || !skill) return;
+      const now = Date.now();
+      const deadline = now + timeoutMs;
+      const expiresAt = deadline + REMEMBER_AFTER_BUDGET_MS;
+      try {
+        const identity = { owner, client: this.client, ...(this.initialize ? { initialize: this.initialize } : {}) };
+        await this.sweepNoEarlierThan(this.ledger.record({ requestId, runId, structured, deadline, expiresAt }, identity, now));
+        if (expiresAt > this.indexedUntil) {
+          // Listed a while past this call's expiry, so the next calls need no round trip.
+          this.indexedUntil = expiresAt + REMEMBER_AFTER_BUDGET_MS * 10;
+          await streamIndex(this.env, skill.name, owner).noteStream(this.sessionId, this.indexedUntil);
+        }
+      } catch (error) {
+        log("warn", "legacy SSE call ledger not written", { runId, error: String(error) });
+      }
+    },
+    ended: (requestId) => {
+      try {
+        this.ledger.settle(requestId);
+      } catch (error) {
+        // The call's answer goes out regardless; the entry expires with the ledger's alarm.
+        log("warn", "legacy SSE call ledger not settled", { error: String(error) });
+      }
+    },
+  };
+
+  /** In this user's index object: a stream had a call in flight, and is listed until `until`. */
+  async noteStream(sessionId: string, until: number): Promise<void> {
+    await this.sweepNoEarlierThan(this.streams.note(sessionId, until));
+  }
+
+  async recentStreams(): Promise<string[]> {
+    return this.streams.recent();
+  }
+
+  /** How many calls a reconnect of `userId` (opened with `client`, when given) may take over: none while this stream's stream is open. */
+  async cutCalls(userId: string, client?: string): Promise<number> {
+    return this.isOpen() ? 0 : this.ledger.cut(userId, client).length;
+  }
+
+  async takeCutCalls(userId: string, client?: string): Promise<HandedOver> {
+    return this.isOpen() ? { calls: [] } : this.ledger.take(userId, client);
+  }
+
+  /** The ledger and the index expire: nothing stays stored for a stream no client came back to. */
+  override async alarm(): Promise<void> {
+    const empty = [this.ledger.sweep(), this.streams.sweep()].every(Boolean);
+    if (!empty) await this.ctx.storage.setAlarm(Date.now() + REMEMBER_AFTER_BUDGET_MS);
+  }
+
+  private isOpen(): boolean {
+    return this.transport !== null && !this.transport.isClosed;
+  }
+
+  private async sweepNoEarlierThan(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current < at) await this.ctx.storage.setAlarm(at);
   }
 
   /** Returns the HTTP status for the client's POST (202 accepted, as the 2024-11-05 spec says). */
@@ -165,4 +275,8 @@ export class LegacySseSession extends DurableObject<Env> {
     this.transport = null;
     this.owner = null;
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -13,6 +13,8 @@ export class SseServerTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   private readonly encoder = new TextEncoder();
   private closed = false;
+  /** Events carry ids (`<sessionId>:<n>`): a client that sends `Last-Event-ID` back names this stream (sse-hand-over.ts). */
+  private eventCount = 0;
 
   constructor(
     private readonly writer: WritableStreamDefaultWriter<Uint8Array>,
@@ -22,17 +24,17 @@ export class SseServerTransport implements Transport {
   async start(): Promise<void> {}
 
   async send(message: JSONRPCMessage): Promise<void> {
-    await this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    await this.write(`${this.nextId()}event: message\ndata: ${JSON.stringify(message)}\n\n`);
   }
 
   /** A message built outside the SDK's server (2025-11-25 Tasks: expert-tasks.ts, sse-task-status.ts). */
   async sendOwn(response: TaskAnswer | TaskStatusNotification): Promise<void> {
-    await this.write(`event: message\ndata: ${JSON.stringify(response)}\n\n`);
+    await this.write(`${this.nextId()}event: message\ndata: ${JSON.stringify(response)}\n\n`);
   }
 
   /** First frame of the stream (2024-11-05 spec): where the client must POST its messages. */
   async announceEndpoint(endpoint: string): Promise<void> {
-    await this.write(`event: endpoint\ndata: ${endpoint}\n\n`);
+    await this.write(`${this.nextId()}event: endpoint\ndata: ${endpoint}\n\n`);
   }
 
   /** Comment frames keep proxies from timing the stream out and reveal a vanished client. */
@@ -53,6 +55,10 @@ export class SseServerTransport implements Transport {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  private nextId(): string {
+    return `id: ${this.sessionId}:${this.eventCount++}\n`;
   }
 
   private async write(frame: string): Promise<void> {

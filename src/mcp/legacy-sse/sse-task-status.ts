@@ -15,10 +15,10 @@ export interface TaskStatusNotification {
 
 /**
  * `notifications/tasks/status` (2025-11-25, optional) for the tasks a legacy SSE stream
- * created: unlike stateless Streamable HTTP, the connection has a stream to send them on. The
+ * created: unlike stateless Streamable HTTP, the stream has a stream to send them on. The
  * first task opens one WebSocket to the caller's own ExpertSession (session-listeners.ts, as a
  * 2026-07-28 listen stream does) and each task is added to it; a signal names the task, which is
- * read as `tasks/get` answers it and sent when its status changed. A connection that creates no
+ * read as `tasks/get` answers it and sent when its status changed. A stream that creates no
  * task opens nothing.
  */
 export class SseTaskStatus {

@@ -28,6 +28,14 @@ export interface CallerContext {
   profile: ClientProfile;
   /** The origin the client reached, where no HTTP request rides along with each call (legacy SSE). */
   origin?: string;
+  /** Told of each call's run while it is in flight (legacy SSE: a reconnect after a restart answers the cut calls). */
+  inFlight?: InFlightCalls;
+}
+
+/** The calls in flight on a connection, by the client's request id and the run answering it. */
+export interface InFlightCalls {
+  started(call: { requestId: string | number; runId: string; structured: boolean; timeoutMs: number }): Promise<void>;
+  ended(requestId: string | number): void;
 }
 
 /** How this call may reach its client beyond its answer. */
@@ -44,7 +52,7 @@ export interface CallRoute {
  * and the session's answer shaped for that client.
  */
 export async function callExpert(
-  { env, skill, user, profile, origin }: CallerContext,
+  { env, skill, user, profile, origin, inFlight }: CallerContext,
   expert: ExpertConfig,
   rawArgs: Record<string, unknown>,
   ctx: ServerContext,
@@ -85,6 +93,8 @@ export async function callExpert(
   const onAbort = () =>
     waitUntil(stream ? stub.streamDropped(stream.id, resumeGraceMs(expert.budget.timeout_ms)).catch(() => undefined) : stub.cancel(runId).catch(() => false));
   ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+  const structured = expert.output_schema !== undefined;
+  await inFlight?.started({ requestId: ctx.mcpReq.id, runId, structured, timeoutMs: expert.budget.timeout_ms });
   try {
     const decision = {
       ...(answer === undefined ? {} : { answer }),
@@ -139,5 +149,6 @@ export async function callExpert(
     };
   } finally {
     ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    inFlight?.ended(ctx.mcpReq.id);
   }
 }
