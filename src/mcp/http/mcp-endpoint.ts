@@ -7,10 +7,9 @@ import { cachedListings } from "../../experts/tools/expert-tool-annotations";
 import { browserOriginRefusal } from "../inbound/browser-origin";
 import { answerTaskMessage, type TaskContext } from "../tasks/expert-tasks";
 import { serveTasksExtension } from "../tasks/expert-tasks-extension";
-import { profileOf } from "../inbound/client-profile";
 import { mintClientSessionId } from "../inbound/client-session-id";
 import { earlyRefusal } from "../inbound/early-refusals";
-import { classifyPost, type InboundPost } from "../inbound/inbound-post";
+import { classifyPost, type InboundPost, profileOfBodiless } from "../inbound/inbound-post";
 import { PostedBody } from "../inbound/posted-body";
 import { serveListen } from "../tasks/listen-stream";
 import { type McpRequestProps, serveWithSdk } from "./mcp-handler";
@@ -70,12 +69,7 @@ export async function serveMcp(request: Request, env: Env, user: UserProps): Pro
       )
     );
   }
-  const profile = profileOf({
-    transport: "streamable-http",
-    revision: request.headers.get("mcp-protocol-version") ?? undefined,
-    clientSessionId: request.headers.get("mcp-session-id") ?? undefined,
-  });
-  return withAllowOn405(await serveWithSdk(request, undefined, { user, skill, profile }, env));
+  return withAllowOn405(await serveWithSdk(request, undefined, { user, skill, profile: profileOfBodiless(request) }, env));
 }
 
 async function servePost(request: Request, inbound: InboundPost, context: TaskContext): Promise<Response> {

@@ -80,6 +80,15 @@ function cancelOf(message: Message): RequestId | undefined {
   return isRequestId(requestId) ? requestId : undefined;
 }
 
+/** The profile of a request without a body to classify (a GET or a DELETE): its headers say all there is. */
+export function profileOfBodiless(request: Request): ClientProfile {
+  return profileOf({
+    transport: "streamable-http",
+    revision: request.headers.get("mcp-protocol-version") ?? undefined,
+    clientSessionId: request.headers.get("mcp-session-id") ?? undefined,
+  });
+}
+
 const SERVED_BEFORE_SDK = /^(tools\/call|tasks\/.+|subscriptions\/listen)$/;
 
 /**
