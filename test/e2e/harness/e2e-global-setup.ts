@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startDevTeamServer } from "../oauth/dev-team-server";
 import { SHARED_DEV_MARKER, SHARED_TEAM_MARKER, type SharedWranglerDevInfo } from "./shared-wrangler-dev-info";
+import { buildWorkerBundle, usePrebuiltWorker } from "./worker-bundle";
 import { startWranglerDev, type WranglerDev } from "./wrangler-dev";
 
 /** Which shared servers the e2e files selected for this run (CLI filters included) use. */
@@ -36,6 +37,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   const logFile = (name: string) => join(tmpdir(), `slipsnisse-shared-${name}-${process.pid}-${Date.now()}.log`);
   try {
+    // Every wrangler dev of the run, shared or a file's own, starts from this one bundle.
+    const bundle = await buildWorkerBundle();
+    stops.push(bundle.remove);
+    usePrebuiltWorker(bundle.entry);
+    project.provide("e2eWorkerBundle", bundle.entry);
     await Promise.all([
       (async () => {
         if (!wanted.has(SHARED_DEV_MARKER)) return;
