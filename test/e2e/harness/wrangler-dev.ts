@@ -111,8 +111,10 @@ async function launch(
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
     "dev",
-    // The test run's prebuilt bundle (worker-bundle.ts) instead of bundling at every start.
-    ...(entry === undefined ? [] : [entry, "--no-bundle"]),
+    // The test run's prebuilt bundle (worker-bundle.ts) instead of bundling at every start. Given
+    // an entry outside the project, wrangler looks for its configuration beside the entry: name
+    // the project's (its directory is also where .dev.vars is read).
+    ...(entry === undefined ? [] : [entry, "--no-bundle", "--config", join(projectDir, "wrangler.toml")]),
     "--local",
     "--ip",
     "127.0.0.1",
