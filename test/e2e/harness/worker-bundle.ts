@@ -53,14 +53,15 @@ export async function buildWorkerBundle(): Promise<WorkerBundle> {
   }
 }
 
-let prebuiltEntry: string | undefined;
+let prebuiltEntry: (() => Promise<string>) | undefined;
 
 /**
  * Makes every later `startWranglerDev` of this process (in this repository's project) start
- * from the given bundle instead of bundling again. The e2e global setup builds it and calls
- * this; its test workers call it with what the setup provided (test/e2e/harness/e2e-setup.ts).
+ * from the bundle `entry` gives instead of bundling again. The e2e global setup builds it and
+ * calls this; its test workers call it with the wait for what the setup publishes
+ * (test/e2e/harness/e2e-setup.ts).
  */
-export function usePrebuiltWorker(entry: string | undefined): void {
+export function usePrebuiltWorker(entry: (() => Promise<string>) | undefined): void {
   prebuiltEntry = entry;
 }
 
@@ -74,5 +75,5 @@ export async function prebuiltWorkerFor(projectDir: string): Promise<string | un
     const [theirs, ours] = await Promise.all([realpath(join(projectDir, entry)).catch(() => undefined), realpath(join(repoRoot, entry))]);
     if (theirs !== ours) return undefined;
   }
-  return prebuiltEntry;
+  return prebuiltEntry();
 }
