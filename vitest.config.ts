@@ -1,5 +1,12 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+
+// Node's on-disk cache of compiled code, for every Node process the run starts (vitest's
+// workers, and the e2e files' wrangler, CLI and MCP client processes): each wrangler dev start
+// compiles wrangler's 15 MB CLI again without it (docs/testing.md#what-the-suite-costs).
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "slipsnisse-node-compile-cache");
 
 // "workers" and "workers-isolated" run inside workerd with the real bindings; "unit" runs pure
 // modules in Node; "e2e" runs in Node and drives `wrangler dev --local` from outside with real MCP
@@ -42,6 +49,8 @@ const e2eTest = {
   environment: "node" as const,
   // One shared wrangler dev (and one OAuth team server) for the files that need no configuration of their own.
   globalSetup: ["./test/e2e/harness/e2e-global-setup.ts"],
+  // Starts every wrangler dev from the bundle the global setup built once.
+  setupFiles: ["./test/e2e/harness/e2e-setup.ts"],
   testTimeout: 120_000,
   hookTimeout: 120_000,
 };

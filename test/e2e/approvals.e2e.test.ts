@@ -18,7 +18,7 @@ describe("approvals end to end", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "approvals",
-      onServer: { dev: sharedWranglerDev(), skill: "approvals" },
+      onServer: { dev: await sharedWranglerDev(), skill: "approvals" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "cleaner",

@@ -17,7 +17,7 @@ describe("ask-back end to end", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "ask-back",
-      onServer: { dev: sharedWranglerDev(), skill: "ask-back" },
+      onServer: { dev: await sharedWranglerDev(), skill: "ask-back" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "asking_expert",

@@ -19,7 +19,7 @@ describe("expert call end to end", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "expert-call",
-      onServer: { dev: sharedWranglerDev(), skill: "expert-call" },
+      onServer: { dev: await sharedWranglerDev(), skill: "expert-call" },
       experts: (model) => [
         fakeModelExpert(model, {
           name: "echo_expert",

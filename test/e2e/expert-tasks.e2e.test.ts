@@ -24,7 +24,7 @@ describe("expert calls as MCP Tasks through wrangler dev", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "expert-tasks",
-      onServer: { dev: sharedWranglerDev(), skill: "expert-tasks" },
+      onServer: { dev: await sharedWranglerDev(), skill: "expert-tasks" },
       experts: (model) => [echoTaskExpert(model)],
     });
   });

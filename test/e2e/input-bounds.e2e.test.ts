@@ -47,7 +47,7 @@ describe("input bounds through wrangler dev", () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    skill = await pushSharedSkill(sharedWranglerDev(), "input-bounds", {
+    skill = await pushSharedSkill(await sharedWranglerDev(), "input-bounds", {
       experts: [{ name: "ask", description: "Answers.", provider: "openai-compatible", base_url: fake.baseURL, model: "fake" }],
     });
     client = await connectMcpClient("v2-2025", skill.mcpUrl, { timeoutMs: 60_000 });

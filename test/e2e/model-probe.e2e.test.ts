@@ -23,7 +23,7 @@ describe("model probe end to end", () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    dev = sharedWranglerDev();
+    dev = await sharedWranglerDev();
     const expert = (name: string, model: string) => ({ name, description: "d", provider: "openai-compatible" as const, base_url: fake.baseURL, model });
     await pushSharedSkill(dev, SKILL, { experts: [expert("one", "fake-a"), expert("two", "fake-a"), expert("three", "fake-b")] });
   }, 120_000);

@@ -60,7 +60,7 @@ describe("run index end to end", () => {
     dir = await mkdtemp(join(tmpdir(), "slipsnisse-run-index-"));
     stack = await startEchoExpertStack({
       tag: "run-index",
-      onServer: { dev: sharedWranglerDev(), skill: SKILL },
+      onServer: { dev: await sharedWranglerDev(), skill: SKILL },
       experts: (model) => [
         fakeModelExpert(model, { name: "echo_expert", description: "Echoes the query through the fixture server.", internal_tools: { fx: ["echo"] } }),
       ],

@@ -18,7 +18,7 @@ describe("the shared wrangler dev", () => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({ script: (request) => textReply(`model ${request.model} answered`) });
-    const dev = sharedWranglerDev();
+    const dev = await sharedWranglerDev();
     const expert = (name: string, model: string) => ({ name, description: "Answers.", provider: "openai-compatible" as const, base_url: fake.baseURL, model });
     one = await pushSharedSkill(dev, "shared-server-one", { experts: [expert("ask_one", "fake-one")] });
     two = await pushSharedSkill(dev, "shared-server-two", { experts: [expert("ask_two", "fake-two")] });
@@ -41,7 +41,7 @@ describe("the shared wrangler dev", () => {
   });
 
   it("pushing one skill again keeps the other skills", async () => {
-    const dev = sharedWranglerDev();
+    const dev = await sharedWranglerDev();
     await pushSharedSkill(dev, one.skill, {
       experts: [{ name: "ask_one_again", description: "Answers.", provider: "openai-compatible", base_url: fake.baseURL, model: "fake-one" }],
     });
@@ -51,7 +51,7 @@ describe("the shared wrangler dev", () => {
   });
 
   it("a file's stop() leaves the server running, and logs() starts where the file attached", async () => {
-    const earlier = sharedWranglerDev();
+    const earlier = await sharedWranglerDev();
     const client = await connectMcpClient("v2-2025", two.mcpUrl);
     try {
       await client.callTool("ask_two", { query: "logged" });
@@ -63,7 +63,7 @@ describe("the shared wrangler dev", () => {
     const finished = (logs: string) =>
       logs.split("\n").some((line) => line.includes('"message":"expert runs finished"') && line.includes('"expert":"ask_two"'));
     await waitFor("the run's closing log line", () => (finished(earlier.logs()) ? true : undefined), 10_000, 100);
-    const later = sharedWranglerDev();
+    const later = await sharedWranglerDev();
     expect(finished(later.logs())).toBe(false);
 
     await earlier.stop();

@@ -7,7 +7,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCliProcess } from "../cli/cli-process";
 import { loadCatalog } from "../harness/catalog-admin";
-import { chromiumSkipReason, launchChromium } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium } from "../harness/chromium-browser";
 import { connectMcpClient } from "../harness/mcp-clients";
 import { startWranglerDev, type WranglerDev } from "../harness/wrangler-dev";
 
@@ -88,7 +88,7 @@ describe("--no-auth: a page on another origin cannot write through the admin API
     await new Promise<void>((resolve) => evil.listen(0, "127.0.0.1", resolve));
     evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
     page = hostilePage(dev.baseUrl, runId);
-    if (!chromiumSkipReason) browser = await launchChromium();
+    if (!chromiumSkipReason) browser = await sharedChromium();
   });
   afterAll(async () => {
     await browser?.close();

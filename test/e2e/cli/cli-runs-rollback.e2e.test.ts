@@ -31,7 +31,7 @@ describe("slipsnisse runs and rollback against wrangler dev", () => {
     dir = await mkdtemp(join(tmpdir(), "slipsnisse-cli-runs-"));
     stack = await startEchoExpertStack({
       tag: SKILL,
-      onServer: { dev: sharedWranglerDev(), skill: SKILL },
+      onServer: { dev: await sharedWranglerDev(), skill: SKILL },
       experts: (fake) => [fakeModelExpert(fake, { name: "ask", description: "Answers.", internal_tools: { fx: ["echo"] } })],
     });
   });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages, type ScriptedReply } from "../harness/fake-openai-server";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { runCliProcess } from "./cli-process";
 
 /**
@@ -113,7 +113,7 @@ describe("slipsnisse eval against wrangler dev", () => {
   });
 
   it.skipIf(chromiumSkipReason !== undefined)("shows the results on the expert's evals page in Chromium, each failure linking to its run", async () => {
-    const browser = await launchChromium();
+    const browser = await sharedChromium();
     try {
       const page = await (await loopbackOnlyContext(browser)).newPage();
       // The loopback admin of `wrangler dev` without OAuth opens the dashboard without signing in.

@@ -2,7 +2,7 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from "@mode
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText, type ToolCallResult } from "../harness/mcp-clients";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
@@ -61,7 +61,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         ),
         startSdkOAuthDownstream(),
         startMockOAuthDownstream(),
-        launchChromium(),
+        sharedChromium(),
       ]);
       const clientCredentials = {
         type: "oauth",

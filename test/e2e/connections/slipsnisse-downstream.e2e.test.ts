@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext } from "../harness/chromium-browser";
 import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText } from "../harness/mcp-clients";
 import { bearer, signInAs, type OAuthSession } from "../harness/oauth-sign-in";
@@ -37,7 +37,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Connections to a second Slips
     [downstream, front, browser] = await Promise.all([
       startDevTeamServer({ ACCESS_TOKEN_TTL: "60" }),
       startDevTeamServer({ ADMIN_USERS: "alice" }, { CONNECTIONS_KEY: "e2e-connections-key-second-instance-0123" }),
-      launchChromium(),
+      sharedChromium(),
     ]);
     await loadCatalog(
       front.dev.baseUrl,

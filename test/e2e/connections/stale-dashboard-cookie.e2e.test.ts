@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "../harness/catalog-admin";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import {
   type ChatRequest,
   type FakeOpenAIServer,
@@ -66,7 +66,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
         startFakeOpenAI({ script: greet }),
         startSdkOAuthDownstream(),
         startSdkOAuthDownstream(),
-        launchChromium(),
+        sharedChromium(),
       ]);
       await writeAdmins("alice,carol");
       dev = await startWranglerDev({

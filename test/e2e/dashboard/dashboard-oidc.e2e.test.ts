@@ -1,7 +1,7 @@
 import { OAuth2Server } from "oauth2-mock-server";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { startDevTeamServer, type DevTeamServer } from "../oauth/dev-team-server";
 
 /**
@@ -31,7 +31,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Dashboard sign-in with OIDC i
         },
         { OIDC_CLIENT_SECRET: "mock-client-secret" },
       ),
-      launchChromium(),
+      sharedChromium(),
     ]);
   });
   afterAll(async () => {

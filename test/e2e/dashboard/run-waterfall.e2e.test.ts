@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFixtureServers, type RunningFixtureServers } from "../../fixtures/fixture-servers";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { loadCatalog } from "../harness/catalog-admin";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { type ChatRequest, type ScriptedReply, textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
 import { connectMcpClient, resultText } from "../harness/mcp-clients";
 import { bearer, signInAs } from "../harness/oauth-sign-in";
@@ -45,7 +45,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run waterfall in Chromium${ch
   let releaseHung: () => void = () => undefined;
 
   beforeAll(async () => {
-    [team, fixtures, browser] = await Promise.all([startDevTeamServer({ ADMIN_USERS: "alice" }), startFixtureServers(), launchChromium()]);
+    [team, fixtures, browser] = await Promise.all([startDevTeamServer({ ADMIN_USERS: "alice" }), startFixtureServers(), sharedChromium()]);
     fxBase = taggedBase(fixtures.urls.echo, "waterfall");
     await loadCatalog(
       team.dev.baseUrl,

@@ -70,7 +70,7 @@ describe("downstream faults end to end", () => {
       const asked = /call (\S+) (\{.*\})/.exec(user);
       return asked ? toolCallsReply({ name: asked[1] ?? "", arguments: asked[2] ?? "{}" }) : textReply("nothing asked");
     });
-    dev = sharedWranglerDev();
+    dev = await sharedWranglerDev();
     await pushSharedSkill(dev, SKILL, {
       servers: {
         doomed: { url: `${doomed.origin}/mcp`, transport: "streamable-http", call_timeout_ms: 60_000 },

@@ -73,7 +73,7 @@ describe("model faults end to end", () => {
   beforeAll(async () => {
     stack = await startEchoExpertStack({
       tag: "model-faults",
-      onServer: { dev: sharedWranglerDev(), skill: SKILL },
+      onServer: { dev: await sharedWranglerDev(), skill: SKILL },
       experts: (model, servers) => [
         expert("steady", model.baseURL),
         expert("hasty", model.baseURL, HASTY_TIMEOUT_MS),

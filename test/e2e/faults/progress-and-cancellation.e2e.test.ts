@@ -48,7 +48,7 @@ describe("progress and cancellation end to end", () => {
 
   beforeAll(async () => {
     [fixtures, fake] = await Promise.all([startFixtureServers(), startFakeOpenAI()]);
-    dev = sharedWranglerDev();
+    dev = await sharedWranglerDev();
   });
   afterAll(async () => {
     await dev?.stop();

@@ -31,13 +31,62 @@ if (chromiumSkipReason) {
  * Headless Chromium without the background services that would try to reach the internet
  * (this machine has none, and every attempt costs time and log noise).
  */
-export async function launchChromium(): Promise<Browser> {
+export function launchChromium(): Promise<Browser> {
   if (!chromiumPath) throw new Error(`Browser tests ${chromiumSkipReason}`);
   return chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     timeout: 30_000,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+let running: Promise<Browser> | undefined;
+
+/**
+ * A Chromium for one test file, as `launchChromium()` gives but not a process of its own: the
+ * files of a vitest worker (e2e runs with isolate: false) share one, started at the first call: a launch was about 1.2 s of CPU on a machine
+ * whose cores the e2e files saturate. What a file sees stays its own: each makes its own
+ * contexts (fresh profiles: cookies, storage, cache), and its `close()` closes those and leaves
+ * the process to the next file. Playwright ends the process when the worker exits.
+ */
+export async function sharedChromium(): Promise<Browser> {
+  const current = await running?.catch(() => undefined);
+  if (current === undefined || !current.isConnected()) running = launchChromium();
+  const shared = await (running as Promise<Browser>).catch((error: unknown) => {
+    running = undefined;
+    throw error;
+  });
+  const contexts = new Set<BrowserContext>();
+  const ownContext = async (options: Parameters<Browser["newContext"]>[0]) => {
+    const context = await shared.newContext(options);
+    contexts.add(context);
+    context.once("close", () => contexts.delete(context));
+    return context;
+  };
+  return new Proxy(shared, {
+    get(target, property) {
+      if (property === "close") {
+        return async () => {
+          await Promise.all([...contexts].map((context) => context.close()));
+          contexts.clear();
+        };
+      }
+      if (property === "newContext") {
+        return ownContext;
+      }
+      if (property === "newPage") {
+        // As Browser.newPage: a page in a fresh context of its own, closed with the page.
+        return async (options: Parameters<Browser["newPage"]>[0]) => {
+          const context = await ownContext(options);
+          const page = await context.newPage();
+          page.once("close", () => void context.close());
+          return page;
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
   });
 }
 

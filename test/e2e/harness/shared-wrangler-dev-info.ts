@@ -27,3 +27,11 @@ export interface SharedTeamServerInfo extends SharedWranglerDevInfo {
 
 /** As SHARED_DEV_MARKER, for the shared OAuth team server. */
 export const SHARED_TEAM_MARKER = "sharedDevTeamServer(";
+
+/**
+ * Where the e2e global setup will write a value it is still producing (the Worker bundle, a
+ * shared server's info) once ready: test/e2e/harness/setup-handoff.ts.
+ */
+export interface SetupHandoff {
+  file: string;
+}

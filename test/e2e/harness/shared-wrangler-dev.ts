@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { inject } from "vitest";
 import type { CatalogInput } from "../../../src/catalog/catalog-schema";
+import { awaitHandoff } from "./setup-handoff";
 import { SHARED_DEV_MARKER, type SharedWranglerDevInfo } from "./shared-wrangler-dev-info";
 import type { WranglerDev } from "./wrangler-dev";
 
@@ -15,16 +16,17 @@ type SkillInput = CatalogInput["skills"][string];
  * skill name (`pushSharedSkill`): sessions, runs, limits and the live feed are all per skill.
  * Never push the whole catalog (`PUT /admin/api/catalog`) here: that removes the other files'
  * skills. `stop()` does nothing (the global teardown stops it); `logs()` is what the server
- * printed since this call, so a file reads its own lines.
+ * printed since this call, so a file reads its own lines. Resolves once the server, which the
+ * setup starts in the background, answers.
  */
-export function sharedWranglerDev(): WranglerDev {
-  const info = inject("sharedWranglerDev");
-  if (info === undefined) {
+export async function sharedWranglerDev(): Promise<WranglerDev> {
+  const handoff = inject("sharedWranglerDev");
+  if (handoff === undefined) {
     throw new Error(
       `No shared wrangler dev was provided: the e2e project's globalSetup (test/e2e/harness/e2e-global-setup.ts) starts it when a selected file contains "${SHARED_DEV_MARKER}"; run this file through the e2e project (npx vitest run --project e2e <file>).`,
     );
   }
-  return attachSharedServer(info);
+  return attachSharedServer(await awaitHandoff<SharedWranglerDevInfo>(handoff, "The shared wrangler dev"));
 }
 
 /** A handle on a server the global setup started: `stop()` does nothing, `logs()` starts now. */

@@ -7,6 +7,7 @@ import { migratedD1 } from "./d1-template";
 import { twoFreePorts } from "./free-port";
 import { LogTail } from "./log-tail";
 import { killProcessGroup } from "./process-group";
+import { prebuiltWorkerFor } from "./worker-bundle";
 import { offlineWranglerEnv, repoRoot, wranglerArgv } from "./wrangler-command";
 
 export interface WranglerDevOptions {
@@ -81,11 +82,12 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   const persistDir = await mkdtemp(join(tmpdir(), "slipsnisse-e2e-"));
   try {
     if (options.migrations !== false) await migratedD1(projectDir, persistDir);
+    const entry = await prebuiltWorkerFor(projectDir);
     // freePort's port can be taken by another process before wrangler binds it (parallel runs
     // on one machine); only that failure is worth another try, on fresh ports.
     for (let attempt = 1; ; attempt++) {
       try {
-        return await launch(projectDir, persistDir, options);
+        return await launch(projectDir, persistDir, entry, options);
       } catch (error) {
         if (attempt >= PORT_ATTEMPTS || !/Address already in use|EADDRINUSE/.test(String(error))) throw error;
       }
@@ -98,11 +100,21 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
 
 const PORT_ATTEMPTS = 3;
 
-async function launch(projectDir: string, persistDir: string, options: WranglerDevOptions, ports?: [number, number]): Promise<WranglerDev> {
+async function launch(
+  projectDir: string,
+  persistDir: string,
+  entry: string | undefined,
+  options: WranglerDevOptions,
+  ports?: [number, number],
+): Promise<WranglerDev> {
   const [port, inspectorPort] = ports ?? (await twoFreePorts());
   const vars = { ENVIRONMENT: "local", AUTH: "none", ...options.vars };
   const args = [
     "dev",
+    // The test run's prebuilt bundle (worker-bundle.ts) instead of bundling at every start. Given
+    // an entry outside the project, wrangler looks for its configuration beside the entry: name
+    // the project's (its directory is also where .dev.vars is read).
+    ...(entry === undefined ? [] : [entry, "--no-bundle", "--config", join(projectDir, "wrangler.toml")]),
     "--local",
     "--ip",
     "127.0.0.1",
@@ -157,7 +169,7 @@ async function launch(projectDir: string, persistDir: string, options: WranglerD
   const restart = async (): Promise<WranglerDev> => {
     stopped = true;
     await killProcessGroup(pgid);
-    return launch(projectDir, persistDir, options, [port, inspectorPort]);
+    return launch(projectDir, persistDir, entry, options, [port, inspectorPort]);
   };
   return { baseUrl, port, pgid, persistDir, startupMs, logs: () => tail.text(), stop, restart };
 }

@@ -5,7 +5,7 @@ import { EXTENSION_ID, RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps
 import type { Browser, BrowserContext, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import type { ChatRequest, ScriptedReply } from "../harness/fake-openai-server";
 import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
@@ -118,7 +118,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Run view MCP App in Chromium$
           }),
         ],
       }),
-      launchChromium(),
+      sharedChromium(),
     ]);
     stack.fake.reset(script);
     [alice, bob] = await Promise.all([signInAs(team.dev.baseUrl, "alice"), signInAs(team.dev.baseUrl, "bob")]);

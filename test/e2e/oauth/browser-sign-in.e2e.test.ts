@@ -1,7 +1,7 @@
 import { OAuth2Server } from "oauth2-mock-server";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot, watchClientRedirect } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot, watchClientRedirect } from "../harness/chromium-browser";
 import { startLoopbackCallback } from "../harness/loopback-callback";
 import { connectMcpClient, type McpClientKind } from "../harness/mcp-clients";
 import { beginSignIn, bearer, type OAuthSession, type PendingSignIn } from "../harness/oauth-sign-in";
@@ -31,7 +31,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Sign-in in Chromium through w
   let context: BrowserContext;
 
   beforeAll(async () => {
-    browser = await launchChromium();
+    browser = await sharedChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { sharedDevTeamServer, type DevTeamServer } from "./dev-team-server";
 
 const CALLBACK = "https://client.example/callback";
@@ -19,7 +19,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(`Unknown client ids through wr
   let context: BrowserContext;
 
   beforeAll(async () => {
-    [team, browser] = await Promise.all([sharedDevTeamServer(), launchChromium()]);
+    [team, browser] = await Promise.all([sharedDevTeamServer(), sharedChromium()]);
     context = await loopbackOnlyContext(browser);
   });
   afterAll(async () => {

@@ -3,7 +3,8 @@ import { startFakeOpenAI, textReply, type ChatRequest, type FakeOpenAIServer } f
 import { inject } from "vitest";
 import type { CatalogInput } from "../../../src/catalog/catalog-schema";
 import { attachSharedServer } from "../harness/shared-wrangler-dev";
-import { SHARED_TEAM_MARKER } from "../harness/shared-wrangler-dev-info";
+import { awaitHandoff } from "../harness/setup-handoff";
+import { SHARED_TEAM_MARKER, type SharedTeamServerInfo } from "../harness/shared-wrangler-dev-info";
 import { startWranglerDev, type WranglerDev, type WranglerDevOptions } from "../harness/wrangler-dev";
 import { projectWithSecrets, type ProjectWithSecrets } from "./project-with-secrets";
 
@@ -87,12 +88,13 @@ export function teamExpert(fake: FakeOpenAIServer): ExpertInput {
  * teardown stops the server.
  */
 export async function sharedDevTeamServer(): Promise<DevTeamServer> {
-  const info = inject("sharedDevTeamServer");
-  if (info === undefined) {
+  const handoff = inject("sharedDevTeamServer");
+  if (handoff === undefined) {
     throw new Error(
       `No shared team server was provided: the e2e project's globalSetup (test/e2e/harness/e2e-global-setup.ts) starts it when a selected file contains "${SHARED_TEAM_MARKER}"; run this file through the e2e project.`,
     );
   }
+  const info = await awaitHandoff<SharedTeamServerInfo>(handoff, "The shared team server");
   const fake = await startFakeOpenAI({ script: answerEveryQuestion });
   return { dev: attachSharedServer(info), fake, adminToken: info.adminToken, stop: () => fake.close() };
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handoffBrowserEnv, makeBrowserHandoff } from "../harness/browser-handoff";
-import { chromiumSkipReason, launchChromium, loopbackOnlyContext } from "../harness/chromium-browser";
+import { chromiumSkipReason, sharedChromium, loopbackOnlyContext } from "../harness/chromium-browser";
 import { ChromiumOAuthProvider } from "../harness/chromium-oauth-provider";
 import { freePort } from "../harness/free-port";
 import { inspectorCallTool, inspectorListToolNames } from "../harness/inspector-cli";
@@ -43,7 +43,7 @@ describe.skipIf(chromiumSkipReason !== undefined)(
     let browser: Browser;
 
     beforeAll(async () => {
-      [server, browser] = await Promise.all([sharedDevTeamServer(), launchChromium()]);
+      [server, browser] = await Promise.all([sharedDevTeamServer(), sharedChromium()]);
     });
     afterAll(async () => {
       await browser?.close();
