@@ -48,6 +48,8 @@ export interface ExpertCallRequest {
 export interface McpRequestRef {
   requestId: string | number;
   clientSessionId?: string;
+  /** The MCP revision the client named, for the run's spans (`mcp.protocol.version`); no part of a cancel's key. */
+  protocolVersion?: string;
 }
 
 /** What a cancel by request found: one run (now aborted), none, or several it cannot tell apart. */

@@ -69,11 +69,15 @@ export async function callExpert(
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
   const { clientSessionId } = profile;
-  const mcpRequest: McpRequestRef = { requestId: ctx.mcpReq.id, ...(clientSessionId === undefined ? {} : { clientSessionId }) };
+  const mcpRequest: McpRequestRef = {
+    requestId: ctx.mcpReq.id,
+    ...(clientSessionId === undefined ? {} : { clientSessionId }),
+    ...(profile.revision === undefined ? {} : { protocolVersion: profile.revision }),
+  };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   // SEP-414: the orchestrator's trace context; the run joins it. Anything malformed is ignored.
-  const callerTrace = parseCallerTrace(ctx.mcpReq._meta?.["traceparent"], ctx.mcpReq._meta?.["tracestate"]);
+  const callerTrace = parseCallerTrace(ctx.mcpReq._meta?.traceparent, ctx.mcpReq._meta?.tracestate);
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
   // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
   const stream =
