@@ -2,10 +2,10 @@ import type { ExpertConfig } from "../../catalog/catalog-schema";
 import type { ExpertCallRequest } from "../core/call-types";
 import type { ExpertRunResult, StepRecord } from "../core/run-types";
 import type { SessionRunTrace } from "../trace/session-run-trace";
-import { otelConfig, sampled } from "./otel-config";
+import { type OtelConfig, otelConfig, sampled } from "./otel-config";
 import { jsonSpan, SCOPE } from "./otlp-json";
 import { runSpans } from "./run-spans";
-import { SpanExporter, type SpanExporterOptions } from "./span-exporter";
+import { type ExportCounts, SpanExporter, type SpanExporterOptions } from "./span-exporter";
 
 /** A run as it ended, in the session: what its spans are built from. */
 export interface EndedRun {
@@ -28,7 +28,8 @@ export interface EndedRun {
  * the session keeps itself alive for the flush with `waitUntil`, never the call.
  */
 export class RunTelemetry {
-  private exporter: SpanExporter | null | undefined;
+  /** Read at the first run that ends: a change to the vars is a new deployment, so a new instance. */
+  private export: { config: OtelConfig; exporter: SpanExporter } | null | undefined;
 
   constructor(
     private readonly env: Env,
@@ -37,14 +38,12 @@ export class RunTelemetry {
   ) {}
 
   runEnded(run: EndedRun): void {
-    const exporter = this.exporterOf();
-    if (exporter === null) return;
+    const exporting = this.exporting();
     const { trace, request } = run;
-    const config = otelConfig(this.env);
-    if (config === undefined || !sampled(trace.traceId, config.ratio, trace.context.sampled)) return;
+    if (exporting === null || !sampled(trace.traceId, exporting.config.ratio, trace.context.sampled)) return;
     const spans = runSpans({
       traceId: trace.traceId,
-      spanId: trace.context.spanId ?? "",
+      spanId: trace.context.spanId,
       ...(trace.parentSpanId === undefined ? {} : { parentSpanId: trace.parentSpanId }),
       ...(trace.context.traceState === undefined ? {} : { traceState: trace.context.traceState }),
       runId: request.runId,
@@ -58,21 +57,19 @@ export class RunTelemetry {
       ...(request.mcpRequest === undefined ? {} : { mcp: request.mcpRequest }),
       cost: run.cost,
     });
-    this.keepAlive(exporter.enqueue(spans.map(jsonSpan)));
+    this.keepAlive(exporting.exporter.enqueue(spans.map(jsonSpan)));
   }
 
   /** Spans sent, dropped and waiting, since this session instance started. */
-  totals() {
-    return this.exporter?.totals() ?? { sent: 0, dropped: 0, queued: 0 };
+  totals(): ExportCounts {
+    return this.export?.exporter.totals() ?? { sent: 0, dropped: 0, queued: 0 };
   }
 
-  private exporterOf(): SpanExporter | null {
-    if (this.exporter !== undefined) return this.exporter;
+  private exporting(): { config: OtelConfig; exporter: SpanExporter } | null {
+    if (this.export !== undefined) return this.export;
     const config = otelConfig(this.env);
-    this.exporter =
-      config === undefined
-        ? null
-        : new SpanExporter(config, { "service.name": SCOPE.name, "service.version": SCOPE.version, "slipsnisse.tenant": this.env.TENANT }, this.options);
-    return this.exporter;
+    const resource = { "service.name": SCOPE.name, "service.version": SCOPE.version, "slipsnisse.tenant": this.env.TENANT };
+    this.export = config === undefined ? null : { config, exporter: new SpanExporter(config, resource, this.options) };
+    return this.export;
   }
 }

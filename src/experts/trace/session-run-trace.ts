@@ -35,7 +35,7 @@ export interface RunIndexContext {
 export interface SessionRunTrace {
   traceId: string;
   /** The run's trace context: the caller's trace id when it sent one, and the run's own span as every outbound request's parent. */
-  context: RunTrace;
+  context: RunTrace & { spanId: string };
   /** The caller's span, the parent of the run's (absent: the run's span is a trace's root). */
   parentSpanId?: string;
   redact: Redact;
@@ -56,7 +56,7 @@ export interface SessionRunTrace {
 export function startRunTrace(env: Env, request: ExpertCallRequest, skill: SkillConfig, expert: ExpertConfig): SessionRunTrace {
   const caller = callerTraceOf(request.callerTrace);
   const traceId = caller?.traceId ?? traceIdOf(request.runId);
-  const context: RunTrace = {
+  const context: RunTrace & { spanId: string } = {
     traceId,
     spanId: newSpanId(),
     ...(caller === undefined ? {} : { sampled: caller.sampled }),

@@ -7,6 +7,7 @@ import * as incubating from "@opentelemetry/semantic-conventions/incubating";
 import { describe, expect, it } from "vitest";
 import { exportRequest, jsonSpan, SCOPE, type SpanData } from "../../../../src/experts/telemetry/otlp-json";
 import { runSpans, type RunSpanInput } from "../../../../src/experts/telemetry/run-spans";
+import { withoutDefaults } from "../../../support/otlp-sdk-encoding";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const RUN_SPAN = "a1b2c3d4e5f60718";
@@ -112,24 +113,6 @@ function sdkSpan(span: SpanData, resource: ReturnType<typeof resourceFromAttribu
     droppedEventsCount: 0,
     droppedLinksCount: 0,
   };
-}
-
-/**
- * What the SDK adds that OTLP leaves optional (zero counts, empty links, flags, schema URLs): the
- * shape without them. 64-bit integers compared as the decimal strings the OTLP/JSON spec writes
- * (receivers take a number or a string; the SDK sends numbers, we send strings).
- */
-function withoutDefaults(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutDefaults);
-  if (typeof value !== "object" || value === null) return value;
-  const kept = Object.entries(value).filter(
-    ([key, field]) =>
-      !(/^dropped.*Count$/.test(key) && field === 0) &&
-      !(key === "links" && Array.isArray(field) && field.length === 0) &&
-      key !== "flags" &&
-      key !== "schemaUrl",
-  );
-  return Object.fromEntries(kept.map(([key, field]) => [key, key === "intValue" ? String(field) : withoutDefaults(field)]));
 }
 
 describe("the OTLP/JSON encoding", () => {
