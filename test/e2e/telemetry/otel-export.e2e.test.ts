@@ -4,7 +4,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@open
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
-import { sdkReencoded, withoutDefaults } from "../../support/otlp-sdk-encoding";
+import { sdkReencoded, withoutDefaults } from "../harness/otlp-sdk-encoding";
 import { waitFor } from "../../support/wait-for";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";

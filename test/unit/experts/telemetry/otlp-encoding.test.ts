@@ -7,7 +7,7 @@ import * as incubating from "@opentelemetry/semantic-conventions/incubating";
 import { describe, expect, it } from "vitest";
 import { exportRequest, jsonSpan, SCOPE, type SpanData } from "../../../../src/experts/telemetry/otlp-json";
 import { runSpans, type RunSpanInput } from "../../../../src/experts/telemetry/run-spans";
-import { withoutDefaults } from "../../../support/otlp-sdk-encoding";
+import { withoutDefaults } from "../../../e2e/harness/otlp-sdk-encoding";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const RUN_SPAN = "a1b2c3d4e5f60718";

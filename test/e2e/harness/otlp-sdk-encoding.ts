@@ -2,7 +2,7 @@ import type { Attributes, HrTime, SpanKind } from "@opentelemetry/api";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
-import type { OtlpKeyValue, OtlpTraceRequest } from "../e2e/harness/otlp-receiver";
+import type { OtlpKeyValue, OtlpTraceRequest } from "./otlp-receiver";
 
 function plain(value: OtlpKeyValue["value"]): unknown {
   if (value.arrayValue) return value.arrayValue.values.map(plain);
