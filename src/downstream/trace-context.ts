@@ -53,6 +53,12 @@ export function parseCallerTrace(traceparent: unknown, tracestate?: unknown): Ca
   return { traceId, spanId, sampled: (Number.parseInt(flags, 16) & 1) === 1, ...(state === undefined ? {} : { traceState: state }) };
 }
 
+/** The caller's trace context from an MCP request's `params._meta` (SEP-414), whatever `_meta` holds. */
+export function callerTraceOfMeta(meta: unknown): CallerTrace | undefined {
+  if (typeof meta !== "object" || meta === null) return undefined;
+  return parseCallerTrace(Reflect.get(meta, "traceparent"), Reflect.get(meta, "tracestate"));
+}
+
 function validTraceState(value: unknown): string | undefined {
   if (typeof value !== "string" || value.length === 0 || value.length > MAX_HEADER) return undefined;
   const members = value.split(",").map((member) => member.replace(/^[ \t]+|[ \t]+$/g, ""));

@@ -8,7 +8,7 @@ import type { ClientProfile } from "../inbound/client-profile";
 import type { StepProgress } from "../../experts/core/run-types";
 import { interruptedRunResult } from "../../experts/protocol/interrupted-run";
 import { sessionStub } from "../../experts/session/session-name";
-import { parseCallerTrace } from "../../downstream/trace-context";
+import { callerTraceOfMeta } from "../../downstream/trace-context";
 import { log } from "../../observability/logger";
 import { connectInputRequired, connectPrompter, connectRetry, originOf } from "../delivery/connect-elicitation";
 import { prepareExpertCall } from "./expert-call-checks";
@@ -77,7 +77,7 @@ export async function callExpert(
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   // SEP-414: the orchestrator's trace context; the run joins it. Anything malformed is ignored.
-  const callerTrace = parseCallerTrace(ctx.mcpReq._meta?.traceparent, ctx.mcpReq._meta?.tracestate);
+  const callerTrace = callerTraceOfMeta(ctx.mcpReq._meta);
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
   // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
   const stream =

@@ -238,4 +238,18 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     const plain = await rpc(ann, "tools/call", { name: "ask_docs", arguments: { query: "q" } });
     expect(textOf(plain.result ?? {})).toMatch(/^plain/);
   });
+
+  it("a task's run joins the caller's trace from the call's _meta.traceparent (SEP-414)", async () => {
+    models.play([{ text: "traced task" }]);
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const started = await rpc(ann, "tools/call", {
+      name: "ask_docs",
+      arguments: { query: "q" },
+      task: {},
+      _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    const taskId = (started.result?.["task"] as { taskId: string }).taskId;
+    const done = await rpc(ann, "tasks/result", { taskId });
+    expect(done.result?.["_meta"]).toMatchObject({ "slipsnisse.dev/trace": { traceId } });
+  });
 });
