@@ -118,7 +118,7 @@ async function answer(message: Message, { env, skill, user }: TaskContext): Prom
         return null;
       }
       if (expert.task === "forbidden") throw new TaskNotSupportedError(expert.name);
-      return startTask(expert, params.arguments ?? {}, params.task.ttl, { env, skill, user }, message.params?.["_meta"]);
+      return startTask(expert, params.arguments ?? {}, params.task.ttl, { env, skill, user }, message.params?._meta);
     }
     case "tasks/get":
       return wireTask(await found(session().task(parse(taskIdSchema, message.params).taskId), message));

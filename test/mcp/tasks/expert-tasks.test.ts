@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { createTaskSessionFromClient, type TaskEnabledSession } from "@modelcontextprotocol/ext-tasks/client";
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { UserProps } from "../../../src/auth/user-props";
 import { RELATED_TASK } from "../../../src/mcp/tasks/expert-tasks";
 import { gate, toResult, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
@@ -248,8 +249,8 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
       task: {},
       _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
     });
-    const taskId = (started.result?.["task"] as { taskId: string }).taskId;
+    const { taskId } = z.object({ task: z.object({ taskId: z.string() }) }).parse(started.result).task;
     const done = await rpc(ann, "tasks/result", { taskId });
-    expect(done.result?.["_meta"]).toMatchObject({ "slipsnisse.dev/trace": { traceId } });
+    expect(done.result?._meta).toMatchObject({ "slipsnisse.dev/trace": { traceId } });
   });
 });
