@@ -22,6 +22,8 @@ export interface RunSpanInput {
   /** The MCP request that started the run; absent for a call with none (an eval run). */
   mcp?: { requestId: string | number; clientSessionId?: string; protocolVersion?: string };
   cost: number | null;
+  /** The span id each tool call's downstream request carried as its parent (trace-context.ts), by tool call id. */
+  toolSpanId?: (toolCallId: string) => string | undefined;
 }
 
 /**
@@ -71,7 +73,7 @@ export function runSpans(input: RunSpanInput): SpanData[] {
       });
     }
     const toolStart = model ? modelStart + model.latencyMs : input.startedAt;
-    for (const call of step.toolCalls) spans.push(toolSpan(child, call, toolStart, input.endedAt));
+    for (const call of step.toolCalls) spans.push(toolSpan(child, input.toolSpanId?.(call.toolCallId) ?? newSpanId(), call, toolStart, input.endedAt));
   }
   return spans;
 }
@@ -122,13 +124,13 @@ function rootSpan(input: RunSpanInput, provider: string): SpanData {
   };
 }
 
-function toolSpan(parent: { traceId: string; parentSpanId: string }, call: ToolCallRecord, fallbackStart: number, runEnd: number): SpanData {
+function toolSpan(parent: { traceId: string; parentSpanId: string }, spanId: string, call: ToolCallRecord, fallbackStart: number, runEnd: number): SpanData {
   const start = call.startedAt ?? fallbackStart;
   const failed = call.status === "error";
   const decision = call.decision;
   return {
     ...parent,
-    spanId: newSpanId(),
+    spanId,
     name: `execute_tool ${call.name}`,
     // A call that reached a downstream server is a client call to it; the others never left.
     kind: call.server === undefined ? SpanKind.internal : SpanKind.client,

@@ -56,6 +56,7 @@ export class RunTelemetry {
       steps: run.steps,
       ...(request.mcpRequest === undefined ? {} : { mcp: request.mcpRequest }),
       cost: run.cost,
+      toolSpanId: trace.toolSpanId,
     });
     this.keepAlive(exporting.exporter.enqueue(spans.map(jsonSpan)));
   }

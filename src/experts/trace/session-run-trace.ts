@@ -38,6 +38,8 @@ export interface SessionRunTrace {
   context: RunTrace & { spanId: string };
   /** The caller's span, the parent of the run's (absent: the run's span is a trace's root). */
   parentSpanId?: string;
+  /** The span id a tool call's downstream request named as its parent, by the model's tool call id. */
+  toolSpanId(toolCallId: string): string | undefined;
   redact: Redact;
   start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
   /** The run's row as it starts, with the trace's part (`start`). */
@@ -70,9 +72,11 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
     caller: { userId, login, ...(email ? { email } : {}) },
     args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
   };
+  const toolSpans = new Map<string, string>();
   return {
     traceId,
     context,
+    toolSpanId: (toolCallId) => toolSpans.get(toolCallId),
     ...(caller === undefined ? {} : { parentSpanId: caller.spanId }),
     redact,
     start,
@@ -96,7 +100,12 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
     },
     tools: (source) => ({
       listTools: (serverId, options) => withRunTrace(context, () => source.listTools(serverId, options)),
-      callTool: (serverId, toolName, args, options) => withRunTrace(context, () => source.callTool(serverId, toolName, args, options)),
+      // Each call is its own span (execute_tool), the parent a downstream server's spans hang under.
+      callTool: (serverId, toolName, args, options) => {
+        const spanId = newSpanId();
+        if (options?.toolCallId !== undefined) toolSpans.set(options.toolCallId, spanId);
+        return withRunTrace({ ...context, spanId }, () => source.callTool(serverId, toolName, args, options));
+      },
       ...(source.withheldTools ? { withheldTools: (serverId: string) => source.withheldTools?.(serverId) ?? [] } : {}),
       ...(source.skill === undefined ? {} : { skill: source.skill }),
     }),

@@ -103,10 +103,10 @@ describe("OpenTelemetry export end to end", () => {
     expect(attributeOf(tool?.attributes, "gen_ai.tool.call.id")).toEqual(expect.any(String));
     expect(attributeOf(byName("chat")[0]?.attributes, "gen_ai.provider.name")).toBe("openai");
 
-    // The downstream call named invoke_agent as its parent, in the header and in _meta (SEP-414).
+    // The downstream call named its execute_tool span as its parent, in the header and in _meta (SEP-414).
     const stats = await readFixtureStats(stack.fxBase);
-    expect(stats.callTraceparents.at(-1)).toBe(`00-${traceId}-${agent?.spanId}-01`);
-    expect(stats.callMetaTraces.at(-1)).toEqual({ traceparent: `00-${traceId}-${agent?.spanId}-01`, tracestate: "orch=1" });
+    expect(stats.callTraceparents.at(-1)).toBe(`00-${traceId}-${tool?.spanId}-01`);
+    expect(stats.callMetaTraces.at(-1)).toEqual({ traceparent: `00-${traceId}-${tool?.spanId}-01`, tracestate: "orch=1" });
 
     // Decoded with the OpenTelemetry project's own encoder: what it would send for these spans.
     const ours = receiver.exports.filter((received) => received.headers["x-collector-key"] !== undefined);

@@ -41,15 +41,19 @@ describe("a tools/call carrying the caller's traceparent", () => {
     expect(traceId).toBe(TRACE_ID);
     expect(traceId).not.toBe(runId.replaceAll("-", ""));
 
-    const stats = await readFixtureStats(echo);
-    const header = stats.callTraceparents.at(-1) ?? "";
-    const match = new RegExp(`^00-${TRACE_ID}-([0-9a-f]{16})-01$`).exec(header);
-    // The run's own span is the parent, never the caller's (the caller's span is the run's parent).
-    const runSpan = match?.[1];
+    // The model call names the run's own span (invoke_agent) as parent, never the caller's span.
+    const modelHeader = String(model.doGenerateCalls[0]?.headers?.["traceparent"]);
+    const runSpan = new RegExp(`^00-${TRACE_ID}-([0-9a-f]{16})-01$`).exec(modelHeader)?.[1];
     expect(runSpan).toBeDefined();
     expect(runSpan).not.toBe(CALLER_SPAN);
+    for (const generate of model.doGenerateCalls) expect(generate.headers).toMatchObject({ traceparent: modelHeader, tracestate: "vendor=abc" });
+    // The downstream call names its own span (execute_tool) as parent, in the header and in _meta.
+    const stats = await readFixtureStats(echo);
+    const header = stats.callTraceparents.at(-1) ?? "";
+    const toolSpan = new RegExp(`^00-${TRACE_ID}-([0-9a-f]{16})-01$`).exec(header)?.[1];
+    expect(toolSpan).toBeDefined();
+    expect([CALLER_SPAN, runSpan]).not.toContain(toolSpan);
     expect(stats.callMetaTraces.at(-1)).toEqual({ traceparent: header, tracestate: "vendor=abc" });
-    for (const generate of model.doGenerateCalls) expect(generate.headers).toMatchObject({ traceparent: header, tracestate: "vendor=abc" });
   });
 
   it("ignores a malformed traceparent: the run starts its own trace", async () => {

@@ -171,6 +171,10 @@ describe("a run's spans by the GenAI and MCP semantic conventions", () => {
     expect(chat).toMatchObject({ startMs: T0 + 10, endMs: T0 + 310 });
     expect(echo?.attributes).toMatchObject({ [incubating.ATTR_GEN_AI_TOOL_NAME]: "fx__echo", [incubating.ATTR_GEN_AI_TOOL_CALL_ID]: "call-1" });
     expect(boom?.attributes[ATTR_ERROR_TYPE]).toBe("tool_error");
+    // The span id the downstream request carried as its parent is the tool span's own.
+    const named = runSpans(endedRun({ toolSpanId: (id) => (id === "call-1" ? "c0ffee00c0ffee00" : undefined) }));
+    expect(named[2]?.spanId).toBe("c0ffee00c0ffee00");
+    expect(named[3]?.spanId).toMatch(/^(?!0{16})[0-9a-f]{16}$/);
     expect(boom?.status?.code).toBe(2);
     expect(root?.events?.map((event) => event.name)).toEqual(["slipsnisse.budget_exhausted"]);
   });
