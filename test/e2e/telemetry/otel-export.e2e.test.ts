@@ -8,6 +8,8 @@ import { sdkReencoded, withoutDefaults } from "../harness/otlp-sdk-encoding";
 import { waitFor } from "../../support/wait-for";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
 import { textReply, toolCallsReply, toolResultMessages } from "../harness/fake-openai-server";
+import { loadCatalog } from "../harness/catalog-admin";
+import { startInstrumentedMcpServer } from "../harness/otel-instrumented-mcp-server";
 import { attributeOf, type OtlpReceiver, type OtlpSpan, startOtlpReceiver } from "../harness/otlp-receiver";
 
 const COLLECTOR_KEY = "otel-5ecr3t-key-7731";
@@ -37,6 +39,9 @@ describe("OpenTelemetry export end to end", () => {
     stack.fake.reset((request) => {
       const results = toolResultMessages(request);
       if (results.length > 0) return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
+      // Whichever of the two experts asks: it calls its one downstream tool.
+      const offered = request.tools?.map((tool) => tool.function.name) ?? [];
+      if (offered.includes("docs__lookup")) return toolCallsReply({ name: "docs__lookup", arguments: { term: "otel" } });
       return toolCallsReply({ name: "fx__echo", arguments: { text: "traced-echo" } });
     });
     client = new Client({ name: "otel-orchestrator", version: "1.0.0" });
@@ -116,6 +121,46 @@ describe("OpenTelemetry export end to end", () => {
       expect(withoutDefaults(received.body)).toEqual(withoutDefaults(sdkReencoded(received.body)));
     }
     expect(stack.dev.logs()).not.toContain(COLLECTOR_KEY);
+  });
+
+  it("shows a downstream server instrumented with the OpenTelemetry SDK under the expert's tool call", async () => {
+    const downstream = await startInstrumentedMcpServer(receiver.endpoint);
+    try {
+      await loadCatalog(stack.dev.baseUrl, {
+        skills: {
+          default: {
+            servers: {
+              fx: { url: `${stack.fxBase}/mcp`, transport: "streamable-http" },
+              docs: { url: `${downstream.origin}/mcp`, transport: "streamable-http" },
+            },
+            experts: [
+              fakeModelExpert(stack.fake, { name: "echo_expert", description: "Echoes through the fixture server.", internal_tools: { fx: ["echo"] } }),
+              fakeModelExpert(stack.fake, { name: "lookup_expert", description: "Looks terms up.", internal_tools: { docs: ["lookup"] } }),
+            ],
+          },
+        },
+      });
+      const memory = new InMemorySpanExporter();
+      const callerSpan = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: memory })] })
+        .getTracer("orchestrator")
+        .startSpan("orchestrate");
+      const { traceId, spanId } = callerSpan.spanContext();
+      const result = await client.callTool({ name: "lookup_expert", arguments: { query: "otel" }, _meta: { traceparent: `00-${traceId}-${spanId}-01` } });
+      callerSpan.end();
+      expect(result.isError).toBeFalsy();
+      const trace = await waitFor("the downstream server's span in the run's trace", () => {
+        const spans = receiver.spans().filter((span) => span.traceId === traceId);
+        return spans.some((span) => span.name === "tools/call lookup") && spans.some((span) => span.name.startsWith("execute_tool")) ? spans : undefined;
+      });
+      const agent = trace.find((span) => span.name === "invoke_agent lookup_expert");
+      const tool = trace.find((span) => span.name === "execute_tool docs__lookup");
+      const downstreamSpan = trace.find((span) => span.name === "tools/call lookup");
+      expect(agent?.parentSpanId).toBe(spanId);
+      expect(tool?.parentSpanId).toBe(agent?.spanId);
+      expect(downstreamSpan?.parentSpanId).toBe(tool?.spanId);
+    } finally {
+      await downstream.stop();
+    }
   });
 
   it("answers and records the run while the collector answers 500, and counts the dropped spans", async () => {
