@@ -102,6 +102,8 @@ describe("OpenTelemetry export end to end", () => {
     expect(attributeOf(agent?.attributes, "mcp.method.name")).toBe("tools/call");
     expect(attributeOf(agent?.attributes, "mcp.protocol.version")).toMatch(/^20\d\d-\d\d-\d\d$/);
     expect(attributeOf(agent?.attributes, "jsonrpc.request.id")).toEqual(expect.any(String));
+    // The client's Mcp-Session-Id, where its transport has one (this stateless 2025 call has none): the clientSessionId.
+    expect(attributeOf(agent?.attributes, "mcp.session.id")).toBe(client.transport?.sessionId);
     expect(attributeOf(agent?.attributes, "slipsnisse.run.cost")).toBeGreaterThan(0);
     const [tool] = byName("execute_tool");
     expect(attributeOf(tool?.attributes, "gen_ai.tool.name")).toBe("fx__echo");
@@ -121,6 +123,16 @@ describe("OpenTelemetry export end to end", () => {
       expect(withoutDefaults(received.body)).toEqual(withoutDefaults(sdkReencoded(received.body)));
     }
     expect(stack.dev.logs()).not.toContain(COLLECTOR_KEY);
+  });
+
+  it("exports nothing of a caller's trace that is not sampled", async () => {
+    const unsampled = "6bf92f3577b34da6a3ce929d0e0e4738";
+    const sampledTrace = "7bf92f3577b34da6a3ce929d0e0e4739";
+    await call({ traceparent: `00-${unsampled}-00f067aa0ba902b7-00` });
+    await call({ traceparent: `00-${sampledTrace}-00f067aa0ba902b7-01` });
+    // One session, one exporter queue, sent in order: once the later run's spans are in, the earlier ones would be too.
+    await waitFor("the sampled run's spans", () => (receiver.spans().some((span) => span.traceId === sampledTrace) ? true : undefined));
+    expect(receiver.spans().filter((span) => span.traceId === unsampled)).toEqual([]);
   });
 
   it("shows a downstream server instrumented with the OpenTelemetry SDK under the expert's tool call", async () => {
