@@ -10,6 +10,8 @@ export interface KnownSecrets {
   DASHBOARD_SESSION_KEY?: string;
   /** Encrypts connection tokens at rest (src/downstream/connections/token-cipher.ts); at least 32 characters. */
   CONNECTIONS_KEY?: string;
+  /** Headers for the OpenTelemetry collector, `name=value,...` (telemetry/otel-config.ts): they hold its API key. */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
 }
 
 export type AppEnv = Env & KnownSecrets;

@@ -1,3 +1,4 @@
+import { currentRunTrace, traceMeta } from "./trace-context";
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { DownstreamServerConfig } from "../catalog/catalog-schema";
 import { untilAborted } from "./abortable";
@@ -84,8 +85,11 @@ export class DownstreamPool implements ToolSource {
     const entry = this.entry(serverId);
     const signal = options?.signal;
     if (this.pins !== undefined) await this.refuseWithheld(entry, toolName, signal);
+    // The run's trace context rides in `_meta` too (SEP-414), for servers that read it there rather than from the header.
+    const trace = currentRunTrace();
+    const params = { name: toolName, arguments: args, ...(trace === undefined ? {} : { _meta: traceMeta(trace) }) };
     const result = await this.request(entry, toolName, signal, (connection) =>
-      connection.client.callTool({ name: toolName, arguments: args }, { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) }),
+      connection.client.callTool(params, { timeout: entry.config.call_timeout_ms, ...(signal === undefined ? {} : { signal }) }),
     );
     // What the model reads may reach the orchestrator: a server echoing our credentials must not leak them.
     return redactDeep(result.value, result.connection.redact);

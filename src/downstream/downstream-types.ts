@@ -14,6 +14,8 @@ export interface WithheldTool {
 
 export interface ToolCallOptions {
   signal?: AbortSignal;
+  /** The model's id of the call, so the run's trace can name the call's own span as the request's parent. */
+  toolCallId?: string;
 }
 
 /**

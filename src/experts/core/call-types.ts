@@ -1,4 +1,5 @@
 import type { UserProps } from "../../auth/user-props";
+import type { CallerTrace } from "../../downstream/trace-context";
 import type { ProviderName, SkillConfig } from "../../catalog/catalog-schema";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "./run-types";
 export type { UserPrompt, UserPrompter, UserReply } from "./run-types";
@@ -33,6 +34,8 @@ export interface ExpertCallRequest {
   awaitConnect?: { flowId: string; connection: "user" | "team" };
   /** A call whose SSE stream the client may resume after its response dropped (resumable-streams.ts). */
   stream?: ResumableStreamRef;
+  /** The orchestrator's trace context (`params._meta.traceparent`, validated): the run joins that trace under the caller's span. */
+  callerTrace?: CallerTrace;
   /** Set only by the admin API's eval runner (src/admin/evals), for the eval user's session. */
   evaluation?: EvalRunOptions;
 }
@@ -45,6 +48,8 @@ export interface ExpertCallRequest {
 export interface McpRequestRef {
   requestId: string | number;
   clientSessionId?: string;
+  /** The MCP revision the client named, for the run's spans (`mcp.protocol.version`); no part of a cancel's key. */
+  protocolVersion?: string;
 }
 
 /** What a cancel by request found: one run (now aborted), none, or several it cannot tell apart. */

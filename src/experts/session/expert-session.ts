@@ -15,6 +15,7 @@ import { FIRST_READER, type StreamReplay } from "../protocol/resumable-streams";
 import { SessionProtocol } from "../protocol/session-protocol";
 import type { TaskInputReply } from "../protocol/session-tasks";
 import type { StoredTask, TaskGeneration, TaskOutcome } from "../protocol/task-store";
+import { RunTelemetry } from "../telemetry/run-telemetry";
 import { RunIndexOutbox, runIndexFlushDelay } from "../records/run-index-outbox";
 import { RunLog, type StoredRun } from "../records/run-log";
 import { failedRun } from "../run/run-end";
@@ -52,6 +53,8 @@ export class ExpertSession extends DurableObject<Env> {
   private readonly schedule: AlarmSchedule;
   /** The user's usage counters of this skill and the skill's SkillLimiter (session-limits.ts). */
   private readonly limits: SessionLimits;
+  /** The run's spans to the tenant's OpenTelemetry collector, when it has one (telemetry/run-telemetry.ts). */
+  private readonly telemetry: RunTelemetry;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, objectEnv(env));
@@ -75,6 +78,7 @@ export class ExpertSession extends DurableObject<Env> {
       runRecord: (runId) => this.runs.get(runId),
     });
     this.live = new LivePublisher(env, ctx);
+    this.telemetry = new RunTelemetry(env, (work) => ctx.waitUntil(work));
     this.indexOutbox = new RunIndexOutbox(ctx.storage.sql, () => runIndexFlushDelay(env));
     // A fresh instance has no run in flight, so every "running" row was cut off by a restart;
     // each is closed and indexed as interrupted, and a task it ran fails saying so.
@@ -183,7 +187,10 @@ export class ExpertSession extends DurableObject<Env> {
     this.runs.finish(request.runId, { ...result, steps: stored.steps, error: stored.error }, endedAt, stored.end);
     live.ended(result, stored.steps, endedAt);
     // Not a D1 write on the call's path: the alarm flushes the outbox in batches.
-    this.indexOutbox.add([trace.indexEntry({ request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps })], endedAt);
+    const indexed = trace.indexEntry({ request, skill, expert, threadId, startedAt, endedAt, result, steps: stored.steps });
+    this.indexOutbox.add([indexed], endedAt);
+    // Nor the spans: built now, sent after the answer (run-telemetry.ts).
+    this.telemetry.runEnded({ request, trace, expert, model: indexed.row.model, startedAt, endedAt, result, steps: stored.steps, cost: indexed.row.cost });
     await this.schedule.runEnded(inFlightAlarm, endedAt);
     const question = threadId === null ? undefined : this.paused.afterRun(threadId, request.runId, expert, result, resumed, endedAt);
     this.threads.afterRun(threadId, result, trace.redact, expert, endedAt);

@@ -50,7 +50,7 @@ export function downstreamTool(ctx: ToolAdapterContext, serverId: string, tool: 
         error: "the run ended before the call returned",
         ...traced,
       });
-      const call = ctx.source.callTool(serverId, tool.name, asArguments(input), abortSignal ? { signal: abortSignal } : {});
+      const call = ctx.source.callTool(serverId, tool.name, asArguments(input), { toolCallId, ...(abortSignal ? { signal: abortSignal } : {}) });
       const result = await raceWithSignal(call, abortSignal).catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         const status = failedCallStatus(error, abortSignal);

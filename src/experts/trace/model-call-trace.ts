@@ -1,6 +1,6 @@
 import { wrapLanguageModel } from "ai";
 import type { LanguageModel } from "ai";
-import { traceparent, type RunTrace } from "../../downstream/trace-context";
+import { traceMeta, type RunTrace } from "../../downstream/trace-context";
 
 export interface TracedModel {
   model: LanguageModel;
@@ -24,7 +24,7 @@ export function traceModelCalls(model: LanguageModel, trace: RunTrace): TracedMo
     model,
     middleware: {
       specificationVersion: "v4",
-      transformParams: async ({ params }) => ({ ...params, headers: { ...params.headers, traceparent: traceparent(trace) } }),
+      transformParams: async ({ params }) => ({ ...params, headers: { ...params.headers, ...traceMeta(trace) } }),
       wrapGenerate: async ({ doGenerate }) => {
         try {
           const result = await doGenerate();

@@ -3,7 +3,7 @@ import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
 import type { ExpertConfig, SkillConfig } from "../../catalog/catalog-schema";
 import { modelCost } from "../../catalog/model-pricing";
 import type { ToolSource } from "../../downstream/downstream-types";
-import { traceIdOf, withRunTrace } from "../../downstream/trace-context";
+import { type CallerTrace, newSpanId, parseCallerTrace, type RunTrace, traceIdOf, traceparent, withRunTrace } from "../../downstream/trace-context";
 import type { ExpertCallRequest } from "../core/call-types";
 import type { ExpertRunResult, ModelCallRecord, StepRecord } from "../core/run-types";
 import { modelEndpointHost } from "../models/describe-model-error";
@@ -34,6 +34,12 @@ export interface RunIndexContext {
  */
 export interface SessionRunTrace {
   traceId: string;
+  /** The run's trace context: the caller's trace id when it sent one, and the run's own span as every outbound request's parent. */
+  context: RunTrace & { spanId: string };
+  /** The caller's span, the parent of the run's (absent: the run's span is a trace's root). */
+  parentSpanId?: string;
+  /** The span id a tool call's downstream request named as its parent, by the model's tool call id. */
+  toolSpanId(toolCallId: string): string | undefined;
   redact: Redact;
   start: Pick<StoredRunStart, "traceId" | "caller" | "args">;
   /** The run's row as it starts, with the trace's part (`start`). */
@@ -50,7 +56,14 @@ export interface SessionRunTrace {
 }
 
 export function startRunTrace(env: Env, request: ExpertCallRequest, skill: SkillConfig, expert: ExpertConfig): SessionRunTrace {
-  const traceId = traceIdOf(request.runId);
+  const caller = callerTraceOf(request.callerTrace);
+  const traceId = caller?.traceId ?? traceIdOf(request.runId);
+  const context: RunTrace & { spanId: string } = {
+    traceId,
+    spanId: newSpanId(),
+    ...(caller === undefined ? {} : { sampled: caller.sampled }),
+    ...(caller?.traceState === undefined ? {} : { traceState: caller.traceState }),
+  };
   const redact = traceRedactor(env, skill, expert);
   const { userId, login, email } = request.user;
   let traced: TracedModel | undefined;
@@ -59,8 +72,12 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
     caller: { userId, login, ...(email ? { email } : {}) },
     args: jsonExcerpt(request.args, redact, TRACE_BOUNDS.arguments),
   };
+  const toolSpans = new Map<string, string>();
   return {
     traceId,
+    context,
+    toolSpanId: (toolCallId) => toolSpans.get(toolCallId),
+    ...(caller === undefined ? {} : { parentSpanId: caller.spanId }),
     redact,
     start,
     runStart(run) {
@@ -78,12 +95,17 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
       };
     },
     model(model) {
-      traced = traceModelCalls(model, { traceId });
+      traced = traceModelCalls(model, context);
       return traced.model;
     },
     tools: (source) => ({
-      listTools: (serverId, options) => withRunTrace({ traceId }, () => source.listTools(serverId, options)),
-      callTool: (serverId, toolName, args, options) => withRunTrace({ traceId }, () => source.callTool(serverId, toolName, args, options)),
+      listTools: (serverId, options) => withRunTrace(context, () => source.listTools(serverId, options)),
+      // Each call is its own span (execute_tool), the parent a downstream server's spans hang under.
+      callTool: (serverId, toolName, args, options) => {
+        const spanId = newSpanId();
+        if (options?.toolCallId !== undefined) toolSpans.set(options.toolCallId, spanId);
+        return withRunTrace({ ...context, spanId }, () => source.callTool(serverId, toolName, args, options));
+      },
       ...(source.withheldTools ? { withheldTools: (serverId: string) => source.withheldTools?.(serverId) ?? [] } : {}),
       ...(source.skill === undefined ? {} : { skill: source.skill }),
     }),
@@ -132,6 +154,13 @@ export function startRunTrace(env: Env, request: ExpertCallRequest, skill: Skill
       };
     },
   };
+}
+
+/** A caller trace as it crossed RPC, checked again as W3C Trace Context: the session trusts no field it did not check. */
+function callerTraceOf(trace: CallerTrace | undefined): CallerTrace | undefined {
+  if (trace === undefined) return undefined;
+  const context = { traceId: trace.traceId, spanId: trace.spanId, sampled: trace.sampled };
+  return parseCallerTrace(traceparent(context), trace.traceState);
 }
 
 /** What the run record stores of a finished run: redacted, bounded steps, notes and answer. */

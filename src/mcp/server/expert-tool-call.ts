@@ -8,6 +8,7 @@ import type { ClientProfile } from "../inbound/client-profile";
 import type { StepProgress } from "../../experts/core/run-types";
 import { interruptedRunResult } from "../../experts/protocol/interrupted-run";
 import { sessionStub } from "../../experts/session/session-name";
+import { callerTraceOfMeta } from "../../downstream/trace-context";
 import { log } from "../../observability/logger";
 import { connectInputRequired, connectPrompter, connectRetry, originOf } from "../delivery/connect-elicitation";
 import { prepareExpertCall } from "./expert-call-checks";
@@ -76,9 +77,15 @@ export async function callExpert(
   // A 2025 client cancels with `notifications/cancelled` naming this id; on stateless Streamable
   // HTTP it arrives at another server instance, which finds the run through the session (serveMcp).
   const { clientSessionId } = profile;
-  const mcpRequest: McpRequestRef = { requestId: ctx.mcpReq.id, ...(clientSessionId === undefined ? {} : { clientSessionId }) };
+  const mcpRequest: McpRequestRef = {
+    requestId: ctx.mcpReq.id,
+    ...(clientSessionId === undefined ? {} : { clientSessionId }),
+    ...(profile.revision === undefined ? {} : { protocolVersion: profile.revision }),
+  };
   const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
+  // SEP-414: the orchestrator's trace context; the run joins it. Anything malformed is ignored.
+  const callerTrace = callerTraceOfMeta(ctx.mcpReq._meta);
   const onProgress = progressToken === undefined ? undefined : (progress: StepProgress) => ctx.mcpReq.notify(progressNotification(progressToken, progress));
   // A 2025-11-25 call's stream can be resumed (resumable-calls.ts): the session keeps its events.
   const stream =
@@ -111,6 +118,7 @@ export async function callExpert(
         args,
         user,
         mcpRequest,
+        ...(callerTrace === undefined ? {} : { callerTrace }),
         ...originOf(env, ctx, origin),
         ...(thread ? { thread } : {}),
         ...(stream ? { stream } : {}),

@@ -59,7 +59,7 @@ async function answer(request: Request, message: JSONRPCRequest, { env, skill, u
       return null;
     }
     checkRoutingHeaders(request, message.method, expert.name);
-    return { resultType: "task", ...(await createTask(expert, params.data.arguments ?? {}, { env, skill, user })) };
+    return { resultType: "task", ...(await createTask(expert, params.data.arguments ?? {}, { env, skill, user }, params.data._meta)) };
   }
   if (!declared) throw new TasksExtensionNotDeclaredError(message.method);
   const { taskId } = parse(taskIdSchema, message.params);
@@ -99,8 +99,8 @@ function checkRoutingHeaders(request: Request, method: string, name: string): vo
   if (request.headers.get("mcp-name") !== name) throw new RoutingHeaderMismatchError("Mcp-Name", name);
 }
 
-async function createTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, context: TaskContext): Promise<Record<string, unknown>> {
-  const call = await validatedTaskCall(expert, rawArgs, context);
+async function createTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, context: TaskContext, meta: unknown): Promise<Record<string, unknown>> {
+  const call = await validatedTaskCall(expert, rawArgs, context, meta);
   const task = await sessionStub(context.env, context.skill.name, context.user.userId).startTask(
     crypto.randomUUID(),
     call,

@@ -1,3 +1,4 @@
+import { callerTraceOfMeta } from "../../downstream/trace-context";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { UserProps } from "../../auth/user-props";
@@ -117,7 +118,7 @@ async function answer(message: Message, { env, skill, user }: TaskContext): Prom
         return null;
       }
       if (expert.task === "forbidden") throw new TaskNotSupportedError(expert.name);
-      return startTask(expert, params.arguments ?? {}, params.task.ttl, { env, skill, user });
+      return startTask(expert, params.arguments ?? {}, params.task.ttl, { env, skill, user }, message.params?._meta);
     }
     case "tasks/get":
       return wireTask(await found(session().task(parse(taskIdSchema, message.params).taskId), message));
@@ -141,8 +142,8 @@ async function answer(message: Message, { env, skill, user }: TaskContext): Prom
   }
 }
 
-async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, ttl: number | undefined, context: TaskContext) {
-  const request = await validatedTaskCall(expert, rawArgs, context);
+async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>, ttl: number | undefined, context: TaskContext, meta: unknown) {
+  const request = await validatedTaskCall(expert, rawArgs, context, meta);
   const ttlMs = Math.min(ttl ?? DEFAULT_TASK_TTL_MS, MAX_TASK_TTL_MS);
   const task = await sessionStub(context.env, context.skill.name, context.user.userId).startTask(
     crypto.randomUUID(),
@@ -153,8 +154,16 @@ async function startTask(expert: ExpertConfig, rawArgs: Record<string, unknown>,
   return { task: wireTask(task) };
 }
 
-/** A task's call, checked as the SDK checks a plain call's arguments: refused with -32602 before any task exists. */
-export async function validatedTaskCall(expert: ExpertConfig, rawArgs: Record<string, unknown>, { skill, user }: TaskContext): Promise<ExpertCallRequest> {
+/**
+ * A task's call, checked as the SDK checks a plain call's arguments: refused with -32602 before
+ * any task exists. The call's `_meta` trace context (SEP-414) makes its run join the caller's trace.
+ */
+export async function validatedTaskCall(
+  expert: ExpertConfig,
+  rawArgs: Record<string, unknown>,
+  { skill, user }: TaskContext,
+  meta?: unknown,
+): Promise<ExpertCallRequest> {
   const validated = await compiledInputSchema(expert, skill.config.tool_policy)["~standard"].validate(rawArgs);
   if (validated.issues) {
     const issues = validated.issues.map((issue) => `${issue.path?.map(String).join(".") || "(arguments)"}: ${issue.message}`).join("; ");
@@ -163,8 +172,10 @@ export async function validatedTaskCall(expert: ExpertConfig, rawArgs: Record<st
   const prepared = prepareExpertCall(skill.name, expert, splitThread(validated.value, expert));
   if (!prepared.ok) throw new TaskParamsInvalidError(textOf(prepared.refusal));
   const { args, thread, answer, approve } = prepared;
+  const callerTrace = callerTraceOfMeta(meta);
   return {
     runId: crypto.randomUUID(),
+    ...(callerTrace === undefined ? {} : { callerTrace }),
     skill: skill.name,
     expert: expert.name,
     args,

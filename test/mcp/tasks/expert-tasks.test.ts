@@ -3,6 +3,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { createTaskSessionFromClient, type TaskEnabledSession } from "@modelcontextprotocol/ext-tasks/client";
 import { taskId as toTaskId } from "@modelcontextprotocol/ext-tasks/core";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { UserProps } from "../../../src/auth/user-props";
 import { RELATED_TASK } from "../../../src/mcp/tasks/expert-tasks";
 import { gate, toResult, useCatalogWithScriptedModels } from "../../support/workers/scripted-model";
@@ -237,5 +238,19 @@ describe("expert calls as MCP Tasks (2025-11-25)", () => {
     // A plain call of an optional expert is today's call.
     const plain = await rpc(ann, "tools/call", { name: "ask_docs", arguments: { query: "q" } });
     expect(textOf(plain.result ?? {})).toMatch(/^plain/);
+  });
+
+  it("a task's run joins the caller's trace from the call's _meta.traceparent (SEP-414)", async () => {
+    models.play([{ text: "traced task" }]);
+    const traceId = "5bf92f3577b34da6a3ce929d0e0e4737";
+    const started = await rpc(ann, "tools/call", {
+      name: "ask_docs",
+      arguments: { query: "q" },
+      task: {},
+      _meta: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+    });
+    const { taskId } = z.object({ task: z.object({ taskId: z.string() }) }).parse(started.result).task;
+    const done = await rpc(ann, "tasks/result", { taskId });
+    expect(done.result?._meta).toMatchObject({ "slipsnisse.dev/trace": { traceId } });
   });
 });
