@@ -14,6 +14,8 @@ import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 import { judgeRegistration } from "./redirect-uri-policy";
 import { fetchIsStrictlyPublic, invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
+import { clientCredentialsToken, isClientCredentialsRequest, withClientCredentialsMetadata } from "./service-clients/client-credentials-grant";
+import { serviceTokenUser } from "./service-clients/service-client-store";
 import { log } from "../observability/logger";
 
 /** Everything under these prefixes needs a valid access token: the MCP surface, the admin API and a member's own data (docs/architecture.md#request-path). */
@@ -100,6 +102,10 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     const canonical = await canonicalResourceRequest(request, origin);
     if (request.method === "POST" && url.pathname === "/token") {
       if ((await tokenRequestClientIds(canonical)).some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      // The provider has no client credentials grant; service clients get theirs here (SEP-1046).
+      if (await isClientCredentialsRequest(canonical)) {
+        return clientCredentialsToken(canonical, { db: env.DB, origin, scopes: grantedScopes, ttlSeconds: config.ACCESS_TOKEN_TTL, now: Date.now() });
+      }
       return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
     }
     if (request.method === "POST" && url.pathname === "/register") {
@@ -108,6 +114,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     }
     const clientId = url.pathname === "/authorize" ? url.searchParams.get("client_id") : null;
     if (clientId !== null && !isPlausibleClientId(clientId)) return unknownClientPage();
+    if (request.method === "GET" && url.pathname === "/.well-known/oauth-authorization-server") return withClientCredentialsMetadata(await serve(canonical));
     return withAdminApiRefusal(request, await serve(canonical), env);
   }
 
@@ -175,6 +182,12 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     // lookup of any https client id throws (a 500); disabled, such an id is an unknown client.
     clientIdMetadataDocumentEnabled: fetchIsStrictlyPublic(),
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
+    // Bearer tokens the provider did not issue: a service client's (client-credentials-grant.ts),
+    // looked up in D1 on every request so a revocation holds from the next one.
+    resolveExternalToken: async ({ token, env }) => {
+      const user = await serviceTokenUser(env.DB, token, Date.now());
+      return user === null ? null : { props: user, audience: origin };
+    },
     onError: markCodeToBurn,
     // Native apps (Cursor) receive the code through their own URI scheme (RFC 8252 §7.1);
     // judgeRegistration and the /authorize handler keep the schemes a browser handles itself out.

@@ -47,6 +47,8 @@ export function listNames(identity: Pick<UpstreamIdentity, "provider" | "subject
  * (refresh-membership-check.ts); props from before userIds were provider-scoped match nothing.
  */
 export function currentRole(config: AuthConfig, user: UserProps): Role {
+  // A service client is never an admin, whatever names ADMIN_USERS lists.
+  if (user.idp === "service") return "member";
   const provider = user.idp ?? config.idp.IDP;
   const subject = subjectOf(user.userId, provider);
   if (subject === undefined) return "member";

@@ -21,6 +21,8 @@ export function refreshMembershipCheck(config: AuthConfig, idp: IdentityProvider
     if (await isMemberRemoved(options.env, props.data.userId)) throw refused("this member was removed", "member_removed");
     const orgMember = idp.recheckOrgMembership ? await idp.recheckOrgMembership(props.data.login) : undefined;
     const provider = props.data.idp ?? config.idp.IDP;
+    // Service clients hold no grant (their tokens come from the client credentials grant).
+    if (provider === "service") throw refused("a service client has no refresh token", "service_client_grant");
     const decision = decideMembership(config, {
       provider,
       // The provider's own subject, so `sub:`/`github:` entries match at refresh as at sign-in.
