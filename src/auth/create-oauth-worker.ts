@@ -13,8 +13,9 @@ import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 import { judgeRegistration } from "./redirect-uri-policy";
-import { fetchIsStrictlyPublic, invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
-import { clientCredentialsToken, isClientCredentialsRequest, withClientCredentialsMetadata } from "./service-clients/client-credentials-grant";
+import { invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
+import { clientCredentialsToken, isClientCredentialsRequest, withGrantMetadata } from "./service-clients/client-credentials-grant";
+import { type ClientMetadataFetch, ensureMetadataDocumentClient, isMetadataDocumentUrl } from "./cimd/client-metadata-document";
 import { serviceTokenUser } from "./service-clients/service-client-store";
 import { log } from "../observability/logger";
 
@@ -34,6 +35,11 @@ export interface CreateOAuthWorkerOptions {
   config?: AuthVars;
   /** Outbound fetch for the upstream identity provider (tests hand in a fake issuer). */
   upstreamFetch?: UpstreamFetch;
+  /**
+   * The fetch for Client ID Metadata Documents (cimd/client-metadata-document.ts): src/index.ts
+   * hands in the guarded outbound fetch; without one, a URL client id is an unknown client.
+   */
+  clientMetadataFetch?: (env: Env) => ClientMetadataFetch;
 }
 
 interface Built {
@@ -101,7 +107,9 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
     const canonical = await canonicalResourceRequest(request, origin);
     if (request.method === "POST" && url.pathname === "/token") {
-      if ((await tokenRequestClientIds(canonical)).some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      const clientIds = await tokenRequestClientIds(canonical);
+      if (clientIds.some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      for (const id of clientIds) if (!(await metadataDocumentReady(id, env))) return invalidClientResponse();
       // The provider has no client credentials grant; service clients get theirs here (SEP-1046).
       if (await isClientCredentialsRequest(canonical)) {
         return clientCredentialsToken(canonical, { db: env.DB, origin, scopes: grantedScopes, ttlSeconds: config.ACCESS_TOKEN_TTL, now: Date.now() });
@@ -114,8 +122,24 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     }
     const clientId = url.pathname === "/authorize" ? url.searchParams.get("client_id") : null;
     if (clientId !== null && !isPlausibleClientId(clientId)) return unknownClientPage();
-    if (request.method === "GET" && url.pathname === "/.well-known/oauth-authorization-server") return withClientCredentialsMetadata(await serve(canonical));
+    if (clientId !== null && !(await metadataDocumentReady(clientId, env))) return unknownClientPage();
+    if (request.method === "GET" && url.pathname === "/.well-known/oauth-authorization-server") {
+      return withGrantMetadata(await serve(canonical), options.clientMetadataFetch ? { client_id_metadata_document_supported: true } : {});
+    }
     return withAdminApiRefusal(request, await serve(canonical), env);
+  }
+
+  /**
+   * A CIMD URL client id is registered from its document before the provider looks it up; false
+   * when it names a document that cannot be used (logged; the client gets the unknown client's
+   * answer). Any other id passes as it is.
+   */
+  async function metadataDocumentReady(clientId: string, env: Env): Promise<boolean> {
+    if (!options.clientMetadataFetch || !isMetadataDocumentUrl(clientId)) return true;
+    const problem = await ensureMetadataDocumentClient(env.OAUTH_KV, clientId, options.clientMetadataFetch(env), Date.now());
+    if (problem === undefined) return true;
+    log("warn", "client metadata document refused", { clientId: clientId.slice(0, 255), problem });
+    return false;
   }
 
   return {
@@ -178,9 +202,10 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     accessTokenTTL: config.ACCESS_TOKEN_TTL,
     refreshTokenTTL: config.REFRESH_TOKEN_TTL,
     clientRegistrationTTL: config.CLIENT_REGISTRATION_TTL,
-    // Only with the global_fetch_strictly_public flag (SSRF guard): without it the provider's
-    // lookup of any https client id throws (a 500); disabled, such an id is an unknown client.
-    clientIdMetadataDocumentEnabled: fetchIsStrictlyPublic(),
+    // Off: the provider's CIMD fetches with the global fetch and needs global_fetch_strictly_public.
+    // Ours registers a URL client id from its document first (metadataDocumentReady), through the
+    // guarded outbound fetch, and the provider then finds it in KV like any registered client.
+    clientIdMetadataDocumentEnabled: false,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
     // Bearer tokens the provider did not issue: a service client's (client-credentials-grant.ts),
     // looked up in D1 on every request so a revocation holds from the next one.

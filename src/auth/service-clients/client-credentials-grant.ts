@@ -91,11 +91,11 @@ function oauthError(status: number, error: string, description: string, basicCha
 }
 
 /**
- * RFC 8414 metadata as the provider writes it, plus the grant it does not know it serves:
- * clients (and the SDK's client credentials provider) read `grant_types_supported` and the
- * token endpoint's auth methods here.
+ * RFC 8414 metadata as the provider writes it, plus what it does not know we serve: the client
+ * credentials grant and its auth methods (clients and the SDK's client credentials provider read
+ * them here) and `extra` fields (CIMD support).
  */
-export async function withClientCredentialsMetadata(response: Response): Promise<Response> {
+export async function withGrantMetadata(response: Response, extra: Record<string, unknown>): Promise<Response> {
   if (!response.ok || !(response.headers.get("content-type") ?? "").includes("json")) return response;
   const metadata: unknown = await response.clone().json();
   if (typeof metadata !== "object" || metadata === null) return response;
@@ -109,6 +109,7 @@ export async function withClientCredentialsMetadata(response: Response): Promise
     ...metadata,
     grant_types_supported: grants.includes(CLIENT_CREDENTIALS) ? grants : [...grants, CLIENT_CREDENTIALS],
     token_endpoint_auth_methods_supported: [...new Set([...methods, "client_secret_basic", "client_secret_post"])],
+    ...extra,
   };
   const headers = new Headers(response.headers);
   headers.delete("content-length");
