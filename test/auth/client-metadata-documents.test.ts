@@ -1,3 +1,13 @@
+import {
+  Client,
+  type OAuthClientProvider,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ensureMetadataDocumentClient } from "../../src/auth/cimd/client-metadata-document";
@@ -5,7 +15,7 @@ import { createOAuthWorker } from "../../src/auth/create-oauth-worker";
 import { guardedOutboundFetch } from "../../src/downstream/guarded-fetch";
 import { refuseDownstreamUrl } from "../../src/downstream/url-guard";
 import { devVars, loopbackOrigin, type TestWorker } from "./helpers/auth-test-worker";
-import { authorizeThroughDev, discover, exchangeCode, openConsent, refresh, tokenRequest } from "./helpers/oauth-test-client";
+import { authorizeThroughDev, browserSignIn, discover, exchangeCode, openConsent, refresh, tokenRequest } from "./helpers/oauth-test-client";
 
 /**
  * Issue 37: a client that names itself by a Client ID Metadata Document URL signs in end to end.
@@ -145,5 +155,78 @@ describe("Client ID Metadata Documents", () => {
       expect(problem, clientId).toMatch(/could not be fetched \(Downstream server "client-metadata-document" has an unsafe URL/);
       expect(await env.OAUTH_KV.get(`client:${clientId}`)).toBeNull();
     }
+  });
+
+  it("the MCP SDK client with a clientMetadataUrl signs in by its document, without registering, and calls a tool", async () => {
+    const documentUrl = unique("sdk");
+    const callback = "http://127.0.0.1:33419/callback";
+    const mcp = createMcpHandler(
+      () => {
+        const server = new McpServer({ name: "cimd-test", version: "0.0.0" });
+        server.registerTool("whoami", { description: "The signed-in user" }, async () => ({
+          content: [{ type: "text", text: String((getMcpAuthContext()?.props as { login?: string } | undefined)?.login) }],
+        }));
+        return server;
+      },
+      { route: "/mcp" },
+    );
+    const registrations: string[] = [];
+    const worker = createOAuthWorker({
+      config: devVars,
+      apiHandler: { fetch: (request, handlerEnv, ctx) => mcp(request, handlerEnv, ctx) },
+      clientMetadataFetch: () => async (url) =>
+        url === documentUrl
+          ? new Response(documentFor(documentUrl, [callback]).body, { headers: { "content-type": "application/json" } })
+          : new Response("", { status: 404 }),
+    });
+    const call = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, { redirect: "manual", ...init });
+      if (new URL(request.url).pathname === "/register") registrations.push(request.url);
+      const headers = new Headers(request.headers);
+      headers.set("Host", new URL(request.url).host);
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(new Request(request, { headers }), env, ctx);
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    const provider: OAuthClientProvider & { url?: URL; stored?: StoredOAuthTokens; info?: StoredOAuthClientInformation; verifier: string } = {
+      verifier: "",
+      redirectUrl: callback,
+      clientMetadataUrl: documentUrl,
+      clientMetadata: { client_name: "CIMD SDK client", redirect_uris: [callback], token_endpoint_auth_method: "none" },
+      clientInformation() {
+        return this.info;
+      },
+      saveClientInformation(info) {
+        this.info = info;
+      },
+      tokens() {
+        return this.stored;
+      },
+      saveTokens(tokens) {
+        this.stored = tokens;
+      },
+      redirectToAuthorization(url) {
+        this.url = url;
+      },
+      saveCodeVerifier(verifier) {
+        this.verifier = verifier;
+      },
+      codeVerifier() {
+        return this.verifier;
+      },
+    };
+    const url = new URL(`${loopbackOrigin}/mcp`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: call });
+    await expect(new Client({ name: "sdk", version: "0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(provider.url?.searchParams.get("client_id")).toBe(documentUrl);
+    const redirect = await browserSignIn({ fetch: call, helpers: () => worker.helpers(env, loopbackOrigin) }, provider.url?.toString() ?? "");
+    await first.finishAuth(redirect.searchParams);
+    const client = new Client({ name: "sdk", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: call }));
+    expect(await client.callTool({ name: "whoami", arguments: {} })).toMatchObject({ content: [{ type: "text", text: "alice" }] });
+    expect(registrations).toEqual([]);
+    expect(provider.info?.client_id).toBe(documentUrl);
+    await client.close();
   });
 });
