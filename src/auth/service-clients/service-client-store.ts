@@ -107,7 +107,7 @@ export async function serviceTokenUser(db: D1Database, token: string, now: numbe
 
 /** How a service client appears to the MCP surface and in its runs: a member limited to its skills. */
 export function serviceUser(client: ServiceClient): UserProps {
-  return vouchFor({ userId: `service:${client.clientId}`, login: client.name, role: "member", idp: "service", skills: client.skills });
+  return vouchFor({ userId: `service-${client.clientId}`, login: client.name, role: "member", idp: "service", skills: client.skills });
 }
 
 function describe(row: ServiceClientRow): ServiceClient {

@@ -53,7 +53,7 @@ describe("a service client through wrangler dev", () => {
         const page = (await response.json()) as { runs: Array<{ user: { id: string; login: string | null } }> };
         return page.runs.length > 0 ? page.runs : undefined;
       });
-      expect(runs[0]?.user).toMatchObject({ id: `service:${clientId}`, login: "nightly-bot" });
+      expect(runs[0]?.user).toMatchObject({ id: `service-${clientId}`, login: "nightly-bot" });
 
       const other = await connect(OTHER, clientId, clientSecret).then(
         (sdk) => sdk.close().then(() => "connected"),
