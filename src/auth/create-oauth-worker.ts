@@ -17,6 +17,7 @@ import { invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unkn
 import { clientCredentialsToken, isClientCredentialsRequest, withGrantMetadata } from "./service-clients/client-credentials-grant";
 import { type ClientMetadataFetch, ensureMetadataDocumentClient, isMetadataDocumentUrl } from "./cimd/client-metadata-document";
 import { serviceTokenUser } from "./service-clients/service-client-store";
+import { enterpriseAuthorization } from "./enterprise/id-jag-grant";
 import { log } from "../observability/logger";
 
 /** Everything under these prefixes needs a valid access token: the MCP surface, the admin API and a member's own data (docs/architecture.md#request-path). */
@@ -178,6 +179,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
 function providerOptions(config: AuthConfig, origin: string, options: CreateOAuthWorkerOptions): OAuthProviderOptions<Env> {
   const idp = selectIdentityProvider(config, options.upstreamFetch ?? ((input, init) => fetch(input, init)));
   const metadataUrl = `${origin}/.well-known/oauth-protected-resource`;
+  const enterprise = enterpriseAuthorization(config, grantedScopes);
   const providerOpts: OAuthProviderOptions<Env> = {
     apiRoute: apiRoutes,
     apiHandler: guardApiHandler(options.apiHandler, () => metadataUrl),
@@ -207,6 +209,8 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     // guarded outbound fetch, and the provider then finds it in KV like any registered client.
     clientIdMetadataDocumentEnabled: false,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
+    // ID-JAGs of the tenant's enterprise IdP, when it trusts one (ENTERPRISE_IDP_ISSUER).
+    ...(enterprise === undefined ? {} : { enterpriseManagedAuthorization: enterprise }),
     // Bearer tokens the provider did not issue: a service client's (client-credentials-grant.ts),
     // looked up in D1 on every request so a revocation holds from the next one.
     resolveExternalToken: async ({ token, env }) => {

@@ -32,7 +32,7 @@ export function decideMembership(config: AuthConfig, identity: UpstreamIdentity)
 export function listNames(identity: Pick<UpstreamIdentity, "provider" | "subject" | "login" | "email">): string[] {
   const email = identity.email?.toLowerCase();
   const names: Array<string | undefined> =
-    identity.provider === "oidc" || identity.provider === "cloudflare-access"
+    identity.provider === "oidc" || identity.provider === "cloudflare-access" || identity.provider === "enterprise"
       ? [email, `sub:${identity.subject}`]
       : identity.provider === "github"
         ? [identity.login.toLowerCase(), `github:${identity.subject}`, email]

@@ -12,7 +12,7 @@ export const userPropsSchema = z.object({
   email: z.string().optional(),
   role: z.enum(["member", "admin"]),
   /** Which identity provider signed the user in; membership is re-checked against it at refresh. */
-  idp: z.enum(["dev", "github", "oidc", "cloudflare-access", "service"]).optional(),
+  idp: z.enum(["dev", "github", "oidc", "cloudflare-access", "enterprise", "service"]).optional(),
   /** OIDC group claim values seen at sign-in, re-matched against ALLOWED_GROUPS at refresh. */
   groups: z.array(z.string()).optional(),
   /**

@@ -18,7 +18,7 @@ export interface AccessSubject {
  * (OIDC Core §5.7: neither unique nor stable), Access's falls back to the subject. Only their
  * (verified) email and the user id count, as for ADMIN_USERS (src/auth/membership-policy.ts).
  */
-const LOGIN_NOT_VOUCHED = new Set(["oidc", "cloudflare-access"]);
+const LOGIN_NOT_VOUCHED = new Set(["oidc", "cloudflare-access", "enterprise"]);
 
 /**
  * Whether a user may use a skill: every member when the skill sets no `access`; otherwise admins
