@@ -58,6 +58,8 @@ export interface AppOptions {
 
 /** Members' last-seen time, off the response path and throttled per user (recordSeen). */
 function markSeen(env: Env, ctx: ExecutionContext, user: UserProps): void {
+  // Service clients are listed from their own table (src/auth/service-clients), not as members.
+  if (user.idp === "service") return;
   const write = recordSeen(env.DB, user, Date.now());
   if (write !== null) ctx.waitUntil(write.catch((error: unknown) => log("warn", "member last-seen not recorded", { error: String(error) })));
 }

@@ -11,6 +11,8 @@ import { sweepRetention } from "./experts/session/retention-sweep";
 import { mcpPreflight } from "./mcp/inbound/browser-origin";
 import { SSE_PATH, sseAllow } from "./mcp/legacy-sse/legacy-sse-routes";
 import { MCP_ALLOW, MCP_PATH } from "./mcp/http/mcp-endpoint";
+import { guardedOutboundFetch } from "./downstream/guarded-fetch";
+import { refuseDownstreamUrl } from "./downstream/url-guard";
 
 export { UserConnections } from "./downstream/connections/user-connections";
 export { LiveRunFeed } from "./experts/live/live-run-feed";
@@ -29,7 +31,13 @@ const handler = { fetch: (request: Request, env: Env, ctx: ExecutionContext) => 
  * local environment on a loopback host (loopbackDevUser checks both), for tests and tools
  * that cannot do OAuth.
  */
-const worker = createOAuthWorker({ apiHandler: handler, defaultHandler: handler });
+const worker = createOAuthWorker({
+  apiHandler: handler,
+  defaultHandler: handler,
+  // Client ID Metadata Documents through the SSRF-guarded fetch: public addresses only in a
+  // deployed tenant, loopback too in local development (no compatibility flag needed).
+  clientMetadataFetch: (env) => guardedOutboundFetch(refuseDownstreamUrl("client-metadata-document"), env),
+});
 
 /** Served without sign-in and independent of its configuration, so a misconfigured IdP still reports health. */
 const PUBLIC_PATHS = new Set(["/healthz", DEMO_DOCS_PATH]);

@@ -21,6 +21,16 @@
  *   members           user_id → login, email, role, idp, first_seen_at, last_seen_at
  *                     (src/auth/member-directory.ts). Upserted at sign-in and at most once per
  *                     MEMBER_SEEN_INTERVAL_MS per user on API use; the admin's member list.
+ *   service_clients   client_id → name, SHA-256 of the secret, skills (JSON), created_by/at, revoked_at
+ *                     (src/auth/service-clients/service-client-store.ts): automation signing in with
+ *                     OAuth client credentials (SEP-1046). D1, not KV: a revocation must hold at once.
+ *   service_client_tokens  SHA-256 of an access token → client_id, expires_at; looked up on every
+ *                     request with such a token (never the token itself).
+ *   request_states    SHA-256 of a 2026-07-28 `requestState` handle → user, skill, expert, the state
+ *                     (thread, reply kind, connect flow), expires_at, used_at
+ *                     (src/mcp/delivery/request-state-store.ts). Written when a call answers
+ *                     input_required (a person answers next, so the write costs nothing felt);
+ *                     used once by the retry. Rows past expiry are deleted at the user's next mint.
  *   tool_pins         (skill, server_id, tool_name) → pinned hash + definition JSON, first_seen_at,
  *                     pinned_at/by, and a pending change (hash, definition JSON, seen_at) while the
  *                     live definition differs (src/downstream/tool-pins.ts). Written on the cold
@@ -220,6 +230,9 @@ export function downstreamToolsPrefix(skill: string, serverId: string): string {
 export const TEAM_TABLES = {
   usageCounters: "usage_counters",
   members: "members",
+  serviceClients: "service_clients",
+  serviceClientTokens: "service_client_tokens",
+  requestStates: "request_states",
 } as const;
 
 /** OAUTH_KV keys of ended dashboard sessions (described above). */

@@ -36,3 +36,13 @@ export class OwnEntryNotFoundError extends AdminApiError {
     this.fix = `List yours with GET /me/api/skills/${skill}/${what}s.`;
   }
 }
+
+/** No service client with that client id (GET /admin/api/service-clients lists them). */
+export class ServiceClientNotFoundError extends AdminApiError {
+  readonly kind = "service-client-not-found";
+  readonly status = 404;
+  readonly fix = "List service clients with GET /admin/api/service-clients (npx slipsnisse service-clients) and use the client id it shows.";
+  constructor(readonly clientId: string) {
+    super(`This tenant has no service client "${clientId}".`);
+  }
+}

@@ -38,7 +38,7 @@ export function ownDataRoutes(): Hono<OwnEnv> {
     const skills = [];
     for (const { name } of await listSkills(c.env.DB)) {
       const stored = await getSkill(c.env.DB, name);
-      if (stored && canUseSkill(stored.config, user)) skills.push({ name, retentionDays: stored.config.retention_days });
+      if (stored && canUseSkill(name, stored.config, user)) skills.push({ name, retentionDays: stored.config.retention_days });
     }
     return c.json({ userId: user.userId, skills });
   });

@@ -47,6 +47,10 @@ const baseSchema = z.object({
   REFRESH_TOKEN_TTL: seconds(30 * 24 * 3600),
   // claude.ai registers a fresh client on every new connection; unused ones should not pile up.
   CLIENT_REGISTRATION_TTL: seconds(7 * 24 * 3600),
+  // Enterprise-managed authorization (ID-JAG): compared with the assertion's `iss` exactly, so no trailing-slash trimming.
+  ENTERPRISE_IDP_ISSUER: z.url({ protocol: /^https$/ }).optional(),
+  ENTERPRISE_IDP_JWKS_URI: z.url({ protocol: /^https$/ }).optional(),
+  ENTERPRISE_IDP_AUDIENCE: z.string().trim().min(1).optional(),
 });
 
 const devLogin = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be a login (letters, digits, . _ -)");
@@ -128,6 +132,10 @@ function checkCombinations(config: AuthConfig): void {
     if (!idp.GITHUB_ORG && !hasUserLists) {
       throw new AuthConfigError("GITHUB_ORG", "or ALLOWED_USERS must be set (otherwise every GitHub user would get in)", authVarHelp("GITHUB_ORG"));
     }
+  }
+  if ((config.ENTERPRISE_IDP_ISSUER === undefined) !== (config.ENTERPRISE_IDP_JWKS_URI === undefined)) {
+    const missing = config.ENTERPRISE_IDP_ISSUER === undefined ? "ENTERPRISE_IDP_ISSUER" : "ENTERPRISE_IDP_JWKS_URI";
+    throw new AuthConfigError(missing, "is missing (an enterprise identity provider needs its issuer and its JWKS URL)", authVarHelp(missing));
   }
   if (idp.IDP === "oidc" && !hasUserLists && config.ALLOWED_EMAIL_DOMAINS.length === 0 && config.ALLOWED_GROUPS.length === 0) {
     throw new AuthConfigError(

@@ -40,6 +40,21 @@ const help = {
   OIDC_GROUPS_CLAIM: { secret: false, example: "groups", what: "the ID token claim that lists groups" },
   ACCESS_TEAM_DOMAIN: { secret: false, example: "https://myteam.cloudflareaccess.com", what: "the Cloudflare Access team domain" },
   ACCESS_AUD: { secret: false, example: "4714c1358e65fe4b408ad6d432a5f878f08194bdb4752441fd56faefa9b2b6f2", what: "the Access application's AUD tag" },
+  ENTERPRISE_IDP_ISSUER: {
+    secret: false,
+    example: "https://idp.example.com",
+    what: "the enterprise identity provider whose ID-JAGs (enterprise-managed authorization) this server accepts, exactly as their `iss`",
+  },
+  ENTERPRISE_IDP_JWKS_URI: {
+    secret: false,
+    example: "https://idp.example.com/oauth2/v1/keys",
+    what: "the https JWKS URL of ENTERPRISE_IDP_ISSUER's signing keys",
+  },
+  ENTERPRISE_IDP_AUDIENCE: {
+    secret: false,
+    example: "https://slipsnisse.example.com",
+    what: "the audience ID-JAGs must name (defaults to this server's issuer, its origin)",
+  },
 } as const;
 
 export type AuthVarName = keyof typeof help;

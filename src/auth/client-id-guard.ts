@@ -3,10 +3,10 @@ import { messagePage } from "./auth-pages";
 /*
  * Client ids are client input: /authorize reads one from the query, /token from the form, the
  * Basic credentials or a client assertion's `iss`. The provider looks each up in KV under
- * `client:<id>`, and KV refuses a key over 512 bytes by throwing, which surfaced as a 500; a URL
- * id made it fetch a Client ID Metadata Document, which throws without the
- * `global_fetch_strictly_public` flag (see fetchIsStrictlyPublic). Ids the provider issues are
- * 16 characters; a CIMD URL is far below this bound in practice.
+ * `client:<id>`, and KV refuses a key over 512 bytes by throwing, which surfaced as a 500. A URL
+ * id is a Client ID Metadata Document, registered from its document first
+ * (cimd/client-metadata-document.ts). Ids the provider issues are 16 characters; a CIMD URL is
+ * far below this bound in practice.
  */
 const MAX_CLIENT_ID_BYTES = 255;
 
@@ -14,18 +14,6 @@ const MAX_CLIENT_ID_BYTES = 255;
 export function isPlausibleClientId(clientId: string): boolean {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses.
   return new TextEncoder().encode(clientId).length <= MAX_CLIENT_ID_BYTES && !/[\u0000-\u001f\u007f]/.test(clientId);
-}
-
-/**
- * The provider fetches Client ID Metadata Documents only through a fetch that refuses private
- * addresses (the `global_fetch_strictly_public` compatibility flag); without the flag its lookup
- * throws a plain Error on any https client id. Offered only when the flag is on, a URL client id
- * is then just an id no one registered.
- */
-export function fetchIsStrictlyPublic(): boolean {
-  const runtime: unknown = Reflect.get(globalThis, "Cloudflare");
-  const flags: unknown = typeof runtime === "object" && runtime !== null ? Reflect.get(runtime, "compatibilityFlags") : undefined;
-  return typeof flags === "object" && flags !== null && Reflect.get(flags, "global_fetch_strictly_public") === true;
 }
 
 /** The client ids a token request names (form, Basic credentials, a client assertion's issuer). */

@@ -13,7 +13,11 @@ import { DevSignInRefusedError } from "./auth-errors";
 import { messagePage } from "./auth-pages";
 import { exchangeBurningFailedCodes, markCodeToBurn } from "./failed-code-burn";
 import { judgeRegistration } from "./redirect-uri-policy";
-import { fetchIsStrictlyPublic, invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
+import { invalidClientResponse, isPlausibleClientId, tokenRequestClientIds, unknownClientPage } from "./client-id-guard";
+import { clientCredentialsToken, isClientCredentialsRequest, withGrantMetadata } from "./service-clients/client-credentials-grant";
+import { type ClientMetadataFetch, ensureMetadataDocumentClient, isMetadataDocumentUrl } from "./cimd/client-metadata-document";
+import { serviceTokenUser } from "./service-clients/service-client-store";
+import { enterpriseAuthorization } from "./enterprise/id-jag-grant";
 import { log } from "../observability/logger";
 
 /** Everything under these prefixes needs a valid access token: the MCP surface, the admin API and a member's own data (docs/architecture.md#request-path). */
@@ -32,6 +36,11 @@ export interface CreateOAuthWorkerOptions {
   config?: AuthVars;
   /** Outbound fetch for the upstream identity provider (tests hand in a fake issuer). */
   upstreamFetch?: UpstreamFetch;
+  /**
+   * The fetch for Client ID Metadata Documents (cimd/client-metadata-document.ts): src/index.ts
+   * hands in the guarded outbound fetch; without one, a URL client id is an unknown client.
+   */
+  clientMetadataFetch?: (env: Env) => ClientMetadataFetch;
 }
 
 interface Built {
@@ -99,7 +108,13 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     const serve = (forward: Request) => provider.fetch(forward, { ...env }, ctx);
     const canonical = await canonicalResourceRequest(request, origin);
     if (request.method === "POST" && url.pathname === "/token") {
-      if ((await tokenRequestClientIds(canonical)).some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      const clientIds = await tokenRequestClientIds(canonical);
+      if (clientIds.some((clientId) => !isPlausibleClientId(clientId))) return invalidClientResponse();
+      for (const id of clientIds) if (!(await metadataDocumentReady(id, env))) return invalidClientResponse();
+      // The provider has no client credentials grant; service clients get theirs here (SEP-1046).
+      if (await isClientCredentialsRequest(canonical)) {
+        return clientCredentialsToken(canonical, { db: env.DB, origin, scopes: grantedScopes, ttlSeconds: config.ACCESS_TOKEN_TTL, now: Date.now() });
+      }
       return exchangeBurningFailedCodes(canonical, serve, () => getOAuthApi(providerOpts, env));
     }
     if (request.method === "POST" && url.pathname === "/register") {
@@ -108,7 +123,24 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
     }
     const clientId = url.pathname === "/authorize" ? url.searchParams.get("client_id") : null;
     if (clientId !== null && !isPlausibleClientId(clientId)) return unknownClientPage();
+    if (clientId !== null && !(await metadataDocumentReady(clientId, env))) return unknownClientPage();
+    if (request.method === "GET" && url.pathname === "/.well-known/oauth-authorization-server") {
+      return withGrantMetadata(await serve(canonical), options.clientMetadataFetch ? { client_id_metadata_document_supported: true } : {});
+    }
     return withAdminApiRefusal(request, await serve(canonical), env);
+  }
+
+  /**
+   * A CIMD URL client id is registered from its document before the provider looks it up; false
+   * when it names a document that cannot be used (logged; the client gets the unknown client's
+   * answer). Any other id passes as it is.
+   */
+  async function metadataDocumentReady(clientId: string, env: Env): Promise<boolean> {
+    if (!options.clientMetadataFetch || !isMetadataDocumentUrl(clientId)) return true;
+    const problem = await ensureMetadataDocumentClient(env.OAUTH_KV, clientId, options.clientMetadataFetch(env), Date.now());
+    if (problem === undefined) return true;
+    log("warn", "client metadata document refused", { clientId: clientId.slice(0, 255), problem });
+    return false;
   }
 
   return {
@@ -147,6 +179,7 @@ export function createOAuthWorker(options: CreateOAuthWorkerOptions) {
 function providerOptions(config: AuthConfig, origin: string, options: CreateOAuthWorkerOptions): OAuthProviderOptions<Env> {
   const idp = selectIdentityProvider(config, options.upstreamFetch ?? ((input, init) => fetch(input, init)));
   const metadataUrl = `${origin}/.well-known/oauth-protected-resource`;
+  const enterprise = enterpriseAuthorization(config, grantedScopes);
   const providerOpts: OAuthProviderOptions<Env> = {
     apiRoute: apiRoutes,
     apiHandler: guardApiHandler(options.apiHandler, () => metadataUrl),
@@ -171,10 +204,19 @@ function providerOptions(config: AuthConfig, origin: string, options: CreateOAut
     accessTokenTTL: config.ACCESS_TOKEN_TTL,
     refreshTokenTTL: config.REFRESH_TOKEN_TTL,
     clientRegistrationTTL: config.CLIENT_REGISTRATION_TTL,
-    // Only with the global_fetch_strictly_public flag (SSRF guard): without it the provider's
-    // lookup of any https client id throws (a 500); disabled, such an id is an unknown client.
-    clientIdMetadataDocumentEnabled: fetchIsStrictlyPublic(),
+    // Off: the provider's CIMD fetches with the global fetch and needs global_fetch_strictly_public.
+    // Ours registers a URL client id from its document first (metadataDocumentReady), through the
+    // guarded outbound fetch, and the provider then finds it in KV like any registered client.
+    clientIdMetadataDocumentEnabled: false,
     tokenExchangeCallback: refreshMembershipCheck(config, idp),
+    // ID-JAGs of the tenant's enterprise IdP, when it trusts one (ENTERPRISE_IDP_ISSUER).
+    ...(enterprise === undefined ? {} : { enterpriseManagedAuthorization: enterprise }),
+    // Bearer tokens the provider did not issue: a service client's (client-credentials-grant.ts),
+    // looked up in D1 on every request so a revocation holds from the next one.
+    resolveExternalToken: async ({ token, env }) => {
+      const user = await serviceTokenUser(env.DB, token, Date.now());
+      return user === null ? null : { props: user, audience: origin };
+    },
     onError: markCodeToBurn,
     // Native apps (Cursor) receive the code through their own URI scheme (RFC 8252 §7.1);
     // judgeRegistration and the /authorize handler keep the schemes a browser handles itself out.

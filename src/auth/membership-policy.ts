@@ -32,7 +32,7 @@ export function decideMembership(config: AuthConfig, identity: UpstreamIdentity)
 export function listNames(identity: Pick<UpstreamIdentity, "provider" | "subject" | "login" | "email">): string[] {
   const email = identity.email?.toLowerCase();
   const names: Array<string | undefined> =
-    identity.provider === "oidc" || identity.provider === "cloudflare-access"
+    identity.provider === "oidc" || identity.provider === "cloudflare-access" || identity.provider === "enterprise"
       ? [email, `sub:${identity.subject}`]
       : identity.provider === "github"
         ? [identity.login.toLowerCase(), `github:${identity.subject}`, email]
@@ -47,6 +47,8 @@ export function listNames(identity: Pick<UpstreamIdentity, "provider" | "subject
  * (refresh-membership-check.ts); props from before userIds were provider-scoped match nothing.
  */
 export function currentRole(config: AuthConfig, user: UserProps): Role {
+  // A service client is never an admin, whatever names ADMIN_USERS lists.
+  if (user.idp === "service") return "member";
   const provider = user.idp ?? config.idp.IDP;
   const subject = subjectOf(user.userId, provider);
   if (subject === undefined) return "member";

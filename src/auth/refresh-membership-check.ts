@@ -19,8 +19,11 @@ export function refreshMembershipCheck(config: AuthConfig, idp: IdentityProvider
     const props = userPropsSchema.safeParse(options.props);
     if (!props.success) throw refused("the grant's identity is unreadable", "grant_props_invalid");
     if (await isMemberRemoved(options.env, props.data.userId)) throw refused("this member was removed", "member_removed");
-    const orgMember = idp.recheckOrgMembership ? await idp.recheckOrgMembership(props.data.login) : undefined;
     const provider = props.data.idp ?? config.idp.IDP;
+    // Service clients hold no grant (their tokens come from the client credentials grant).
+    if (provider === "service") throw refused("a service client has no refresh token", "service_client_grant");
+    // Only the provider that signed the user in is asked again (an ID-JAG's user is no GitHub login).
+    const orgMember = idp.recheckOrgMembership && provider === config.idp.IDP ? await idp.recheckOrgMembership(props.data.login) : undefined;
     const decision = decideMembership(config, {
       provider,
       // The provider's own subject, so `sub:`/`github:` entries match at refresh as at sign-in.

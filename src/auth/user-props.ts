@@ -12,9 +12,14 @@ export const userPropsSchema = z.object({
   email: z.string().optional(),
   role: z.enum(["member", "admin"]),
   /** Which identity provider signed the user in; membership is re-checked against it at refresh. */
-  idp: z.enum(["dev", "github", "oidc", "cloudflare-access"]).optional(),
+  idp: z.enum(["dev", "github", "oidc", "cloudflare-access", "enterprise", "service"]).optional(),
   /** OIDC group claim values seen at sign-in, re-matched against ALLOWED_GROUPS at refresh. */
   groups: z.array(z.string()).optional(),
+  /**
+   * A service client (idp "service", OAuth client credentials) may use only these skills, the
+   * ones an admin named when creating it; a person's props never carry it.
+   */
+  skills: z.array(z.string()).optional(),
 });
 
 export type UserProps = z.infer<typeof userPropsSchema>;

@@ -10,6 +10,7 @@ import { pull } from "./commands/pull.mjs";
 import { push } from "./commands/push.mjs";
 import { rollback } from "./commands/rollback.mjs";
 import { runs } from "./commands/runs.mjs";
+import { serviceClients } from "./commands/service-clients.mjs";
 import { tenant } from "./commands/tenant.mjs";
 import { usage as usageCommand } from "./commands/usage.mjs";
 import { validate } from "./commands/validate.mjs";
@@ -128,3 +129,4 @@ COMMANDS.eval = evalCommand;
 // Team administration (members and their grants), beside the catalog commands in the table above.
 COMMANDS.members = members;
 COMMANDS.connections = connections;
+COMMANDS["service-clients"] = serviceClients;

@@ -15,6 +15,7 @@ import { overviewPage } from "./pages/overview-page";
 import { livePages } from "./pages/live-pages";
 import { memberPages, type OAuthHelpersSource } from "./pages/member-pages";
 import { runPages } from "./pages/run-pages";
+import { serviceClientPages } from "./pages/service-client-pages";
 import { serverPages } from "./pages/server-pages";
 import { skillsPage } from "./pages/skills-page";
 
@@ -43,6 +44,7 @@ export function dashboardRoutes(oauthHelpers?: OAuthHelpersSource): Hono<Dashboa
   app.route("/", runPages());
   app.route("/", livePages());
   app.route("/", memberPages(oauthHelpers));
+  app.route("/", serviceClientPages());
   app.route("/", connectionPages());
   app.all("*", (c) => dashboardMessage(404, "No such page", `Nothing is served at ${new URL(c.req.url).pathname}.`, frameOf(c)));
   app.onError((error, c) => {

@@ -94,9 +94,9 @@ describe("client ids that were never issued (issue 35)", () => {
     expect(((await token.json()) as { error?: string }).error).toBe("invalid_client");
   });
 
-  it("the discovery document does not offer Client ID Metadata Documents while the Worker cannot fetch them safely", async () => {
+  it("the discovery document offers Client ID Metadata Documents (fetched through the guarded fetch, test/auth/client-metadata-documents.test.ts)", async () => {
     const response = await dashboardFetch("/.well-known/oauth-authorization-server", {}, oauthVars);
     const metadata = (await response.json()) as { client_id_metadata_document_supported?: boolean };
-    expect(metadata.client_id_metadata_document_supported ?? false).toBe(false);
+    expect(metadata.client_id_metadata_document_supported).toBe(true);
   });
 });

@@ -3,7 +3,8 @@
  * is the provider's stable id (never reused); `email` only when the provider verified it.
  */
 export interface UpstreamIdentity {
-  provider: "dev" | "github" | "oidc" | "cloudflare-access";
+  /** `enterprise`: an enterprise IdP's ID-JAG (enterprise/id-jag-grant.ts), not a sign-in. */
+  provider: "dev" | "github" | "oidc" | "cloudflare-access" | "enterprise";
   subject: string;
   login: string;
   email?: string;

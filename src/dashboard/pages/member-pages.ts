@@ -28,6 +28,7 @@ export function memberPages(oauthHelpers: OAuthHelpersSource | undefined): Hono<
     const body = html`<h1>Members</h1>
 ${revoked ? html`<p class="notice" role="status">Revoked every grant and dashboard session of ${revoked}: their tokens and dashboard sign-ins stop working now, and their connections to downstream servers are removed.</p>` : ""}
 ${oauth ? "" : html`<p class="muted">Sign-in is off here (no OAuth grants to list or revoke).</p>`}
+<p>Automation signs in as <a href="/admin/service-clients">service clients</a>, listed and revoked there.</p>
 <div class="table-wrap"><table><thead><tr><th scope="col">Member</th><th scope="col">Role</th><th scope="col">Last seen</th><th scope="col">Runs (7 days)</th><th scope="col">Tokens</th><th scope="col">Cost</th><th scope="col">Active grants</th><th scope="col">Action</th></tr></thead><tbody>
 ${members.map((member, index) => {
   const used = usage.find((group) => group.user?.id === member.user_id);

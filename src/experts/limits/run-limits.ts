@@ -81,7 +81,7 @@ export async function checkRunLimits(
 ): Promise<LimitCheck> {
   try {
     // Again here, not only at the endpoint: an open legacy SSE stream outlives an access change.
-    if (!canUseSkill(config, request.user)) throw new SkillAccessRevokedError(request.skill);
+    if (!canUseSkill(request.skill, config, request.user)) throw new SkillAccessRevokedError(request.skill);
     const subjects = subjectsOf(request.skill, request.user.userId, config.limits);
     if (subjects.length === 0) return { reservation: null };
     const day = utcDay(startedAt);

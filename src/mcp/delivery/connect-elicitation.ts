@@ -4,7 +4,7 @@ import type { ExpertCallResult } from "../../experts/core/call-types";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import type { ConnectPrompter } from "../../experts/session/connection-gate";
 import type { ClientRequester } from "./mid-call-requests";
-import { requestStateOf } from "./user-input";
+import type { RequestStateSeal } from "./user-input";
 
 /** Slipsnisse's origin for connect links: PUBLIC_URL, else the origin this request came to. */
 export function originOf(env: Env, ctx: ServerContext, known?: string): { origin?: string } {
@@ -47,9 +47,8 @@ const urlReplySchema = z.looseObject({ action: z.enum(["accept", "decline", "can
 const CONNECT_KEY = "slipsnisse_connect";
 
 /**
- * `requestState` round-trips through the client, so it is untrusted: it names only the thread
- * and the flow, which the member's own session and UserConnections object check (another
- * member's flow id finds nothing there), and it grants nothing a plain call could not do.
+ * What the `requestState` handle of a connect answer stands for (request-state-store.ts): the
+ * thread and the flow, which the member's own session and UserConnections object check again.
  */
 const connectStateSchema = z
   .object({
@@ -62,7 +61,7 @@ const connectStateSchema = z
   .strict();
 
 /** A 2026-07-28 answer asking the client to open the connect page (URL-mode elicitation as an input request). */
-export function connectInputRequired(result: ExpertCallResult): InputRequiredResult | undefined {
+export async function connectInputRequired(result: ExpertCallResult, seal: RequestStateSeal): Promise<InputRequiredResult | undefined> {
   if (!result.connect) return undefined;
   const state = {
     v: 1,
@@ -73,13 +72,16 @@ export function connectInputRequired(result: ExpertCallResult): InputRequiredRes
   };
   return inputRequired({
     inputRequests: { [CONNECT_KEY]: inputRequired.elicitUrl({ message: result.text, url: result.connect.url }) },
-    requestState: JSON.stringify(state),
+    requestState: await seal(state),
   });
 }
 
 /** A retried 2026-07-28 call answering our connect request: its thread, the flow, and whether the user went to the page. */
-export function connectRetry(ctx: ServerContext): { thread?: string; flowId: string; connection: "user" | "team"; accepted: boolean } | undefined {
-  const state = requestStateOf(ctx, connectStateSchema);
+export function connectRetry(
+  ctx: ServerContext,
+  opened: unknown,
+): { thread?: string; flowId: string; connection: "user" | "team"; accepted: boolean } | undefined {
+  const state = connectStateSchema.safeParse(opened).data;
   if (!state) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, CONNECT_KEY);
   const { thread, flowId, connection } = state;

@@ -84,22 +84,23 @@ const contentSchema = z.object({ approve: z.boolean().optional(), answer: z.stri
 const INPUT_KEY = "slipsnisse_user_input";
 
 /**
- * `requestState` round-trips through the client, so it is untrusted: it names only the thread,
- * and the user's own session decides whether that thread has a run waiting for this kind of
- * reply (a thread handle works only in the session that minted it). It grants nothing the
- * orchestrator could not do by calling with `thread` and `approve`/`answer`.
+ * What the `requestState` handle stands for (request-state-store.ts keeps it, bound to the user,
+ * skill and expert, and uses it once): the thread, and the kind of reply the run waits for.
  */
 const requestStateSchema = z.object({ v: z.literal(1), thread: z.string().min(1).max(200), kind: z.enum(["user", "approval"]) }).strict();
 type RequestState = z.output<typeof requestStateSchema>;
 
+/** Keeps a state for the retry and answers the handle the client echoes (request-state-store.ts). */
+export type RequestStateSeal = (state: object) => Promise<string>;
+
 /** A paused run whose question or approval should go to the user as an `input_required` answer, if it is one. */
-export function inputRequiredFor(result: ExpertCallResult): InputRequiredResult | undefined {
+export async function inputRequiredFor(result: ExpertCallResult, seal: RequestStateSeal): Promise<InputRequiredResult | undefined> {
   const question = result.question;
   if (result.outcome !== "paused" || !question || !result.thread || question.kind === "orchestrator") return undefined;
   const state: RequestState = { v: 1, thread: result.thread, kind: question.kind };
   return inputRequired({
     inputRequests: { [INPUT_KEY]: inputRequired.elicit(elicitationFor({ ...question, kind: question.kind })) },
-    requestState: JSON.stringify(state),
+    requestState: await seal(state),
   });
 }
 
@@ -120,33 +121,20 @@ function approvalPrompt(question: PausedAnswer): string {
   return `The expert wants to call ${calls.join("\nand ")}\nAllow ${calls.length === 1 ? "this call" : "these calls"}?`;
 }
 
-/** What a retried 2026-07-28 call decides: the thread and the user's approval or answer; undefined when it is not a retry. */
+/**
+ * What a retried 2026-07-28 call decides: the thread and the user's approval or answer;
+ * undefined when it is not a retry. `opened` is the state its handle stood for.
+ */
 export function retriedReply(
   ctx: ServerContext,
   expert: ExpertConfig,
+  opened: unknown,
 ): { thread: string; approve: boolean; refusal?: "declined" | "cancelled" } | { thread: string; answer: string } | undefined {
-  const state = requestStateOf(ctx, requestStateSchema);
+  const state = requestStateSchema.safeParse(opened).data;
   if (!state) return undefined;
   const view = inputResponse(ctx.mcpReq.inputResponses, INPUT_KEY);
   const reply: UserReply | { action: "failed" } = view.kind === "elicit" ? replyOf(view) : { action: "failed" };
   return { thread: state.thread, ...decisionOf(state.kind, reply, expert.user_input_timeout_ms) };
-}
-
-/**
- * The `requestState` a 2026-07-28 client echoed back on its retry, parsed with the schema of the
- * answer that minted it; undefined for none, or for anything the client (untrusted) changed.
- */
-export function requestStateOf<T>(ctx: ServerContext, schema: z.ZodType<T>): T | undefined {
-  const raw = ctx.mcpReq.requestState();
-  if (typeof raw !== "string") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const state = schema.safeParse(parsed);
-  return state.success ? state.data : undefined;
 }
 
 /**

@@ -47,7 +47,7 @@ export async function serveMcp(request: Request, env: Env, user: UserProps): Pro
     return Response.json({ error: `No skill named "${skillName}" in this tenant's catalog.` }, { status: 404 });
   }
   // Not listed in the skill's `access`: the endpoint is the skill, so "not seeing it" is this 403.
-  if (!canUseSkill(skill.config, user)) return accessRefused(skill.name);
+  if (!canUseSkill(skill.name, skill.config, user)) return accessRefused(skill.name);
   const context: TaskContext = { env, skill, user };
   if (request.method === "POST") {
     const read = await readBoundedBody(request);

@@ -88,5 +88,5 @@ export async function sseAccessRefusal(request: Request, env: Env, user: UserPro
   const match = SSE_PATH.exec(new URL(request.url).pathname);
   if (!match || match[2] !== undefined || request.method !== "GET") return null;
   const skill = await loadSkill(env, match[1] ?? "default");
-  return skill && !canUseSkill(skill.config, user) ? accessRefused(skill.name) : null;
+  return skill && !canUseSkill(skill.name, skill.config, user) ? accessRefused(skill.name) : null;
 }

@@ -19,6 +19,8 @@ import { progressNotification, streamRef } from "../delivery/resumable-calls";
 import { resumeGraceMs } from "../delivery/resume-timing";
 import { decidedInRunView } from "./run-app";
 import { inputRequiredFor, retriedReply, userChannel } from "../delivery/user-input";
+import { RequestStateRefusedError } from "../delivery/request-state-errors";
+import { mintRequestState, useRequestState } from "../delivery/request-state-store";
 
 /** Who calls: the user, the skill they reached, and what their client is. */
 export interface CallerContext {
@@ -61,14 +63,28 @@ export async function callExpert(
 ): Promise<CallToolResult | InputRequiredResult> {
   const modern = profile.era === "2026-07-28";
   const channel = userChannel(profile, ctx, expert, routed);
+  const binding = { userId: user.userId, skill: skill.name, expert: expert.name };
+  // A 2026-07-28 retry: the state its requestState handle stands for, used once; a handle this
+  // user was not issued for this expert (altered, replayed, expired, another's) is refused.
+  const handle = modern ? ctx.mcpReq.requestState() : undefined;
+  let opened: unknown;
+  if (typeof handle === "string") {
+    try {
+      opened = await useRequestState(env.DB, binding, handle, Date.now());
+    } catch (error) {
+      if (error instanceof RequestStateRefusedError) return { isError: true, content: [{ type: "text", text: error.toolMessage }] };
+      throw error;
+    }
+  }
+  const seal = (state: object) => mintRequestState(env.DB, binding, state, Date.now());
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
-  const connecting = modern ? connectRetry(ctx) : undefined;
+  const connecting = modern ? connectRetry(ctx, opened) : undefined;
   const split =
     connecting?.thread !== undefined && splitThread(rawArgs, expert).thread === undefined
       ? { ...splitThread(rawArgs, expert), thread: connecting.thread }
       : splitThread(rawArgs, expert);
   // A 2026-07-28 retry carrying the user's reply to our input_required answer resumes that run.
-  const retried = channel.kind === "input-required" ? retriedReply(ctx, expert) : undefined;
+  const retried = channel.kind === "input-required" ? retriedReply(ctx, expert, opened) : undefined;
   const prepared = prepareExpertCall(skill.name, expert, retried ? { ...split, ...retried } : split);
   if (!prepared.ok) return prepared.refusal;
   const { args, thread, answer, approve } = prepared;
@@ -134,8 +150,8 @@ export async function callExpert(
     // A 2026-07-28 client that declared URL-mode elicitation is asked to open the connect page; it retries the call after (unless the user declined).
     const askToConnect = modern && profile.elicitation.url && !(connecting && !connecting.accepted);
     return (
-      (askToConnect ? connectInputRequired(result) : undefined) ??
-      (channel.kind === "input-required" ? inputRequiredFor(result) : undefined) ??
+      (askToConnect ? await connectInputRequired(result, seal) : undefined) ??
+      (channel.kind === "input-required" ? await inputRequiredFor(result, seal) : undefined) ??
       toToolResult(result, expert.output_schema !== undefined)
     );
   } catch (error) {
