@@ -26,11 +26,6 @@
  *                     OAuth client credentials (SEP-1046). D1, not KV: a revocation must hold at once.
  *   service_client_tokens  SHA-256 of an access token → client_id, expires_at; looked up on every
  *                     request with such a token (never the token itself).
- *   request_states    SHA-256 of a 2026-07-28 `requestState` handle → user, skill, expert, the state
- *                     (thread, reply kind, connect flow), expires_at, used_at
- *                     (src/mcp/delivery/request-state-store.ts). Written when a call answers
- *                     input_required (a person answers next, so the write costs nothing felt);
- *                     used once by the retry. Rows past expiry are deleted at the user's next mint.
  *   tool_pins         (skill, server_id, tool_name) → pinned hash + definition JSON, first_seen_at,
  *                     pinned_at/by, and a pending change (hash, definition JSON, seen_at) while the
  *                     live definition differs (src/downstream/tool-pins.ts). Written on the cold
@@ -132,6 +127,11 @@
  *                     day, with the version last copied to D1, and the runs holding an in-flight slot
  *                     (src/experts/limits/limit-counters.ts); days before yesterday are deleted once
  *                     in D1. A restart frees the slots (nothing runs in a fresh instance).
+ *   request_states         SHA-256 of a 2026-07-28 `requestState` handle → the expert it was issued
+ *                          for, the state it stands for (thread, reply kind, connect flow),
+ *                          expires_at, used_at (src/experts/protocol/request-states.ts). Written when
+ *                          a call answers input_required or asks to connect; used once by the retry,
+ *                          which reaches this same session (no D1 on the call path). At most 256 live.
  *   call_streams           a resumable 2025-11-25 call stream's id → its run id, the client's request id
  *                     and progress token, and the run's deadline, so a resume after a restart gets the
  *                     run's outcome (src/experts/protocol/stream-records.ts); dropped ten minutes after
@@ -232,7 +232,6 @@ export const TEAM_TABLES = {
   members: "members",
   serviceClients: "service_clients",
   serviceClientTokens: "service_client_tokens",
-  requestStates: "request_states",
 } as const;
 
 /** OAUTH_KV keys of ended dashboard sessions (described above). */

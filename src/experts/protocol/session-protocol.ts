@@ -2,6 +2,7 @@ import type { CancelByRequestOutcome, ExpertCallRequest, ExpertCallResult, McpRe
 import type { StoredRun } from "../records/run-log";
 import { ClientReplies, type ClientReply } from "./client-replies";
 import { RequestRuns } from "./request-runs";
+import { type OpenedRequestState, RequestStates, type RequestStateFields } from "./request-states";
 import { FIRST_READER, ResumableStreams, type StreamReplay } from "./resumable-streams";
 import { SessionListeners } from "./session-listeners";
 import { SessionTasks, type TaskInputReply } from "./session-tasks";
@@ -22,8 +23,9 @@ export interface SessionEngine {
 /**
  * The MCP protocol state of one ExpertSession, beside the engine that runs the experts: MCP
  * tasks (session-tasks.ts), the `subscriptions/listen` sockets (session-listeners.ts), resumable
- * call streams (resumable-streams.ts), client replies to mid-call requests (client-replies.ts)
- * and the runs by the MCP request that started them (request-runs.ts). The RPC bounds on what a
+ * call streams (resumable-streams.ts), client replies to mid-call requests (client-replies.ts),
+ * the runs by the MCP request that started them (request-runs.ts) and the `requestState` handles
+ * of 2026-07-28 retries (request-states.ts). The RPC bounds on what a
  * caller passes (limits, waits) are applied here, once.
  */
 export class SessionProtocol {
@@ -32,12 +34,14 @@ export class SessionProtocol {
   private readonly streams: ResumableStreams;
   private readonly replies = new ClientReplies();
   private readonly requests = new RequestRuns();
+  private readonly requestStates: RequestStates;
 
   constructor(
     ctx: DurableObjectState,
     private readonly engine: SessionEngine,
   ) {
     this.streams = new ResumableStreams(ctx.storage.sql, (runId) => engine.runRecord(runId));
+    this.requestStates = new RequestStates(ctx.storage.sql);
     this.tasks = new SessionTasks({
       sql: ctx.storage.sql,
       run: (request, onProgress) => engine.run(request, onProgress),
@@ -92,6 +96,14 @@ export class SessionProtocol {
 
   awaitClientReply(requestId: string, timeoutMs: number): Promise<ClientReply> {
     return this.replies.wait(requestId, Math.min(Math.max(timeoutMs, 1), 3_600_000));
+  }
+
+  mintRequestState(expert: string, state: RequestStateFields): Promise<string> {
+    return this.requestStates.mint(expert, state, Date.now());
+  }
+
+  useRequestState(expert: string, handle: string): Promise<OpenedRequestState> {
+    return this.requestStates.use(expert, handle, Date.now());
   }
 
   deliverClientReply(requestId: string, reply: ClientReply): boolean {

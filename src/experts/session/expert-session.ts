@@ -11,6 +11,7 @@ import type { CounterRow } from "../limits/usage-counters";
 import { LivePublisher } from "../live/live-publisher";
 import { startLiveRun } from "../live/live-run";
 import type { ClientReply } from "../protocol/client-replies";
+import type { OpenedRequestState, RequestStateFields } from "../protocol/request-states";
 import { FIRST_READER, type StreamReplay } from "../protocol/resumable-streams";
 import { SessionProtocol } from "../protocol/session-protocol";
 import type { TaskInputReply } from "../protocol/session-tasks";
@@ -236,6 +237,16 @@ export class ExpertSession extends DurableObject<Env> {
    */
   async awaitClientReply(requestId: string, timeoutMs: number): Promise<ClientReply> {
     return this.protocol.awaitClientReply(requestId, timeoutMs);
+  }
+
+  /** A `requestState` handle for a 2026-07-28 answer that the client retries (request-states.ts). */
+  async mintRequestState(expert: string, state: RequestStateFields): Promise<string> {
+    return this.protocol.mintRequestState(expert, state);
+  }
+
+  /** The state a retry's `requestState` handle stands for, used once; or why it is refused. */
+  async useRequestState(expert: string, handle: string): Promise<OpenedRequestState> {
+    return this.protocol.useRequestState(expert, handle);
   }
 
   /** A client's reply to a request it was sent mid-call; false when no run here waits for it. */

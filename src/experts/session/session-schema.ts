@@ -1,4 +1,5 @@
 import { LIMIT_COUNTER_TABLES } from "../limits/limit-counters";
+import { REQUEST_STATES_TABLE } from "../protocol/request-states";
 import { CALL_STREAMS_TABLE } from "../protocol/stream-records";
 
 /**
@@ -27,6 +28,9 @@ import { CALL_STREAMS_TABLE } from "../protocol/stream-records";
  * limit_runs         the runs holding an in-flight slot in those counters.
  * call_streams       a resumable 2025-11-25 call stream's id with its run id, the client's request id
  *                    and progress token, and its deadline (stream-records.ts); dropped ten minutes after it.
+ * request_states     SHA-256 of a 2026-07-28 `requestState` handle → the expert it was issued for,
+ *                    the state it stands for (thread, reply kind, connect flow), expires_at, used_at
+ *                    (request-states.ts); expired rows go at the next mint, at most 256 live.
  * session_migrations which of SESSION_MIGRATIONS have been applied.
  *
  * Every object of a namespace keeps its own database, so a schema change is a new entry at the
@@ -141,6 +145,8 @@ export const SESSION_MIGRATIONS: readonly (readonly string[])[] = [
   [...CALL_STREAMS_TABLE],
   // Which downstream servers and tools a run found unavailable (run-log.ts), as the result's `_meta` says.
   [`ALTER TABLE runs ADD COLUMN unavailable TEXT`],
+  // The requestState handles of 2026-07-28 retries (request-states.ts).
+  [...REQUEST_STATES_TABLE],
 ];
 
 /** Applies the migrations this object has not run yet, each in its own transaction. */

@@ -47,7 +47,7 @@ const urlReplySchema = z.looseObject({ action: z.enum(["accept", "decline", "can
 const CONNECT_KEY = "slipsnisse_connect";
 
 /**
- * What the `requestState` handle of a connect answer stands for (request-state-store.ts): the
+ * What the `requestState` handle of a connect answer stands for (the session's request-states.ts): the
  * thread and the flow, which the member's own session and UserConnections object check again.
  */
 const connectStateSchema = z

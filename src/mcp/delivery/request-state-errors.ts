@@ -1,10 +1,8 @@
 import { SlipsnisseError } from "../../errors";
-
-export type RequestStateProblem = "unknown" | "another-user" | "another-expert" | "expired" | "used";
+import type { RequestStateProblem } from "../../experts/protocol/request-states";
 
 const explained: Record<RequestStateProblem, string> = {
-  unknown: "this server never issued it, or it was altered",
-  "another-user": "it was issued to another user",
+  unknown: "it was never issued to you, or it was altered",
   "another-expert": "it was issued for another expert or skill",
   expired: "it has expired",
   used: "it was already used once (a retry is answered once)",
@@ -12,7 +10,7 @@ const explained: Record<RequestStateProblem, string> = {
 
 /**
  * A 2026-07-28 retry whose `requestState` is not one this server issued to this user for this
- * expert and has not yet answered (request-state-store.ts). Nothing of the paused run is said:
+ * expert and has not yet answered (src/experts/protocol/request-states.ts). Nothing of the paused run is said:
  * the state may be someone else's.
  */
 export class RequestStateRefusedError extends SlipsnisseError {

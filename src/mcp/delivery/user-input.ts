@@ -4,6 +4,7 @@ import type { ExpertConfig } from "../../catalog/catalog-schema";
 import { unansweredText } from "../../experts/run/ask-back";
 import type { ExpertCallResult, PausedAnswer, UserPrompt, UserPrompter, UserReply } from "../../experts/core/call-types";
 import { stripControlCharacters } from "../../untrusted/control-characters";
+import type { RequestStateFields } from "../../experts/protocol/request-states";
 import type { ClientProfile } from "../inbound/client-profile";
 import type { ClientRequester } from "./mid-call-requests";
 
@@ -84,14 +85,14 @@ const contentSchema = z.object({ approve: z.boolean().optional(), answer: z.stri
 const INPUT_KEY = "slipsnisse_user_input";
 
 /**
- * What the `requestState` handle stands for (request-state-store.ts keeps it, bound to the user,
+ * What the `requestState` handle stands for (the user's session keeps it, request-states.ts, bound to the
  * skill and expert, and uses it once): the thread, and the kind of reply the run waits for.
  */
 const requestStateSchema = z.object({ v: z.literal(1), thread: z.string().min(1).max(200), kind: z.enum(["user", "approval"]) }).strict();
 type RequestState = z.output<typeof requestStateSchema>;
 
-/** Keeps a state for the retry and answers the handle the client echoes (request-state-store.ts). */
-export type RequestStateSeal = (state: object) => Promise<string>;
+/** Keeps a state for the retry and answers the handle the client echoes (the session's request-states.ts). */
+export type RequestStateSeal = (state: RequestStateFields) => Promise<string>;
 
 /** A paused run whose question or approval should go to the user as an `input_required` answer, if it is one. */
 export async function inputRequiredFor(result: ExpertCallResult, seal: RequestStateSeal): Promise<InputRequiredResult | undefined> {

@@ -18,9 +18,8 @@ import type { ClientRequester } from "../delivery/mid-call-requests";
 import { progressNotification, streamRef } from "../delivery/resumable-calls";
 import { resumeGraceMs } from "../delivery/resume-timing";
 import { decidedInRunView } from "./run-app";
-import { inputRequiredFor, retriedReply, userChannel } from "../delivery/user-input";
+import { inputRequiredFor, type RequestStateSeal, retriedReply, userChannel } from "../delivery/user-input";
 import { RequestStateRefusedError } from "../delivery/request-state-errors";
-import { mintRequestState, useRequestState } from "../delivery/request-state-store";
 
 /** Who calls: the user, the skill they reached, and what their client is. */
 export interface CallerContext {
@@ -63,20 +62,18 @@ export async function callExpert(
 ): Promise<CallToolResult | InputRequiredResult> {
   const modern = profile.era === "2026-07-28";
   const channel = userChannel(profile, ctx, expert, routed);
-  const binding = { userId: user.userId, skill: skill.name, expert: expert.name };
-  // A 2026-07-28 retry: the state its requestState handle stands for, used once; a handle this
-  // user was not issued for this expert (altered, replayed, expired, another's) is refused.
+  const stub = sessionStub(env, skill.name, user.userId);
+  // A 2026-07-28 retry: the state its requestState handle stands for, used once, from the user's
+  // own session (request-states.ts); a handle this session did not issue for this expert
+  // (altered, replayed, expired, another user's) is refused.
   const handle = modern ? ctx.mcpReq.requestState() : undefined;
   let opened: unknown;
   if (typeof handle === "string") {
-    try {
-      opened = await useRequestState(env.DB, binding, handle, Date.now());
-    } catch (error) {
-      if (error instanceof RequestStateRefusedError) return { isError: true, content: [{ type: "text", text: error.toolMessage }] };
-      throw error;
-    }
+    const used = await stub.useRequestState(expert.name, handle);
+    if ("problem" in used) return { isError: true, content: [{ type: "text", text: new RequestStateRefusedError(used.problem).toolMessage }] };
+    opened = used.state;
   }
-  const seal = (state: object) => mintRequestState(env.DB, binding, state, Date.now());
+  const seal: RequestStateSeal = (state) => stub.mintRequestState(expert.name, state);
   // A 2026-07-28 retry after our connect request: same thread, and wait for the flow if the user went to the page.
   const connecting = modern ? connectRetry(ctx, opened) : undefined;
   const split =
@@ -98,7 +95,6 @@ export async function callExpert(
     ...(clientSessionId === undefined ? {} : { clientSessionId }),
     ...(profile.revision === undefined ? {} : { protocolVersion: profile.revision }),
   };
-  const stub = sessionStub(env, skill.name, user.userId);
   const progressToken = ctx.mcpReq._meta?.progressToken;
   // SEP-414: the orchestrator's trace context; the run joins it. Anything malformed is ignored.
   const callerTrace = callerTraceOfMeta(ctx.mcpReq._meta);

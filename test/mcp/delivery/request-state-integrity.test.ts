@@ -1,10 +1,11 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { UserProps } from "../../../src/auth/user-props";
 import { base64Url } from "../../../src/base64url";
 import { replaceCatalog } from "../../../src/catalog/catalog-service";
 import { setModelResolverForTests } from "../../../src/experts/models/model-resolver-override";
+import { sessionStub } from "../../../src/experts/session/session-name";
 import { taggedBase } from "../../fixtures/fixture-stats-client";
 import { scriptedModel } from "../../support/workers/scripted-model";
 import { expertOf } from "../../support/workers/session-helpers";
@@ -14,12 +15,14 @@ import { appFetchAs, selfFetch } from "../mcp-test-client";
  * Issue 37: the `requestState` of a 2026-07-28 input_required answer is a handle the server
  * issued to this user for this expert, once, for a while. A real SDK v2 client runs the round
  * trip; its retry is held back and sent again as it was, altered, late, to another expert and by
- * another user: each is refused with a clear tool error, and only the genuine retry resumes the run.
+ * another user (whose own session never issued it): each is refused with a clear tool error, and only the genuine retry resumes the run.
  */
 const fixtures = inject("fixtureServers");
 const echo = taggedBase(fixtures.echo, "request-state");
 const skill = "request-state";
 const url = `http://localhost/s/${skill}/mcp`;
+/** The loopback dev user that selfFetch signs in as (src/auth/loopback-dev-user.ts). */
+const LOOPBACK_USER_ID = "local:dev";
 
 let model = scriptedModel([{ text: "unscripted" }]);
 
@@ -103,9 +106,9 @@ describe("requestState integrity (2026-07-28 input_required)", () => {
   it("an altered handle, or a state the client wrote itself, is refused as never issued", async () => {
     const retry = await heldRetry();
     const flipped = `${retry.handle.slice(0, -1)}${retry.handle.endsWith("A") ? "B" : "A"}`;
-    expect(await send(retry, (body) => (body.params.requestState = flipped))).toContain("this server never issued it, or it was altered");
+    expect(await send(retry, (body) => (body.params.requestState = flipped))).toContain("it was never issued to you, or it was altered");
     const forged = JSON.stringify({ v: 1, thread: "t-any", kind: "approval" });
-    expect(await send(retry, (body) => (body.params.requestState = forged))).toContain("this server never issued it, or it was altered");
+    expect(await send(retry, (body) => (body.params.requestState = forged))).toContain("it was never issued to you, or it was altered");
     // Neither attempt used the genuine handle up.
     expect(await send(retry)).toContain("Resumed and finished.");
   });
@@ -114,7 +117,8 @@ describe("requestState integrity (2026-07-28 input_required)", () => {
     const retry = await heldRetry();
     const mallory: UserProps = { userId: "dev-mallory", login: "mallory", role: "member" };
     const stolen = await send(retry, undefined, mallory);
-    expect(stolen).toContain("it was issued to another user");
+    // Mallory's call reaches her own session, which never issued the handle: it says no more than that.
+    expect(stolen).toContain("it was never issued to you, or it was altered");
     expect(stolen).not.toContain("r7");
     expect(await send(retry)).toContain("Resumed and finished.");
   });
@@ -129,9 +133,10 @@ describe("requestState integrity (2026-07-28 input_required)", () => {
 
   it("an expired handle is refused", async () => {
     const retry = await heldRetry();
-    await env.DB.prepare("UPDATE request_states SET expires_at = ?2 WHERE handle_sha256 = ?1")
-      .bind(await digest(retry.handle), Date.now() - 1)
-      .run();
+    const key = await digest(retry.handle);
+    await runInDurableObject(sessionStub(env, skill, LOOPBACK_USER_ID), async (_session, state) => {
+      state.storage.sql.exec("UPDATE request_states SET expires_at = ? WHERE handle_sha256 = ?", Date.now() - 1, key);
+    });
     expect(await send(retry)).toContain("requestState was refused: it has expired");
   });
 });
