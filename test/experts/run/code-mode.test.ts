@@ -80,6 +80,43 @@ return text.match(/the answer is \\d+/)[0];`;
     expect(result.text).toBe("done");
   });
 
+  it("puts a call needing approval to the user inside the script, and refuses it when nobody can be asked", async () => {
+    const call = 'return await tools.docs__search({ q: "a" });';
+    const policy = makePolicy({ requires_approval: ["docs__search"] });
+    const asked: string[] = [];
+    const approvedSource = docs();
+    const approved = await runExpert({
+      expert: makeExpert({ mode: "code" }),
+      toolPolicy: policy,
+      args: { query: "q" },
+      loader,
+      model: scriptedModel([script(call), { text: "done" }]),
+      tools: approvedSource,
+      askUser: async (prompt) => {
+        asked.push(prompt.kind === "approval" ? prompt.tool : prompt.kind);
+        return { action: "accept", approve: true };
+      },
+    });
+    expect(asked).toEqual(["search"]);
+    expect(approvedSource.calls).toHaveLength(1);
+    expect(approved.steps[0]?.toolCalls[1]).toMatchObject({ name: "docs__search", status: "ok", decision: { outcome: "approved", by: "user" } });
+
+    const refusedSource = docs();
+    const refused = await runExpert({
+      expert: makeExpert({ mode: "code" }),
+      toolPolicy: policy,
+      args: { query: "q" },
+      loader,
+      model: scriptedModel([script(call), { text: "done" }]),
+      tools: refusedSource,
+    });
+    expect(refusedSource.calls).toEqual([]);
+    expect(refused.steps[0]?.toolCalls.map((c) => [c.name, c.status])).toEqual([
+      ["run_script", "error"],
+      ["docs__search", "declined"],
+    ]);
+  });
+
   it("ends with a clear error, and no model call, on a Worker without the loader binding", async () => {
     const model = scriptedModel([{ text: "never" }]);
     const result = await runExpert({ expert: makeExpert({ mode: "code" }), toolPolicy: makePolicy(), args: { query: "q" }, model, tools: docs() });
