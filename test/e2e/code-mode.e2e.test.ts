@@ -41,7 +41,7 @@ describe("code-mode expert end to end", () => {
 
   afterAll(() => stack?.stop());
 
-  it("answers from one script's three downstream calls, with two model calls", async () => {
+  it("answers from one script's three downstream calls, with two model calls, and traces each", async () => {
     fake.reset((request) => {
       const results = toolResultMessages(request);
       if (results.length > 0) return textReply(`script said: ${results.map((r) => r.content).join(" | ")}`);
@@ -58,6 +58,21 @@ describe("code-mode expert end to end", () => {
       const stats = await readFixtureStats(stack.fxBase);
       expect(stats.calls.add).toBe(2);
       expect(stats.calls.echo).toBe(1);
+      // The run's trace lists the script, then each call it made, with its arguments.
+      const runId = String(result._meta?.["slipsnisse.dev/run"]);
+      const contents = await client.readResource(`slipsnisse://runs/${runId}`);
+      const json = contents.find((content) => content.mimeType === "application/json");
+      const trace = JSON.parse(json && "text" in json ? String(json.text) : "null") as {
+        steps: Array<{ toolCalls: Array<{ name: string; status: string; args?: string }> }>;
+      };
+      expect(trace.steps[0]?.toolCalls.map((call) => [call.name, call.status])).toEqual([
+        ["run_script", "ok"],
+        ["fx__add", "ok"],
+        ["fx__add", "ok"],
+        ["fx__echo", "ok"],
+      ]);
+      expect(trace.steps[0]?.toolCalls[0]?.args).toContain("tools.fx__add");
+      expect(trace.steps[0]?.toolCalls[2]?.args).toContain('"b":10');
     } finally {
       await client.close();
     }
