@@ -7,6 +7,7 @@ import { SkillVersionNotFoundError } from "../catalog/catalog-errors";
 import { log } from "../observability/logger";
 import { changeMeta, type AdminContext } from "./admin-context";
 import { InvalidBodyError, InvalidParameterError, SkillNotFoundError, VersionMismatchError } from "./admin-errors";
+import { assertDeploymentRuns } from "./deployment-checks";
 import { gatedExperts, runGate } from "./evals/eval-gate";
 
 /**
@@ -36,6 +37,7 @@ export async function saveSkill(
   renamedFrom?: ReadonlyMap<string, string>,
 ): Promise<SkillChange> {
   assertIfMatch(c, skill, live?.version ?? null);
+  assertDeploymentRuns(c.env, { [skill]: config });
   const meta = changeMeta(c);
   const overridden = await gateWrite(c, skill, config, live, renamedFrom);
   return saveSkillConfig(c.env, skill, config, withNote(meta, overridden));
@@ -47,6 +49,7 @@ export async function restoreSkill(c: AdminContext, skill: string, version: numb
   if (c.req.header("if-match") !== undefined) assertIfMatch(c, skill, live?.version ?? null);
   const stored = await getVersion(c.env.DB, skill, version);
   if (!stored) throw new SkillVersionNotFoundError(skill, version);
+  assertDeploymentRuns(c.env, { [skill]: stored.config });
   const meta = changeMeta(c);
   const overridden = await gateWrite(c, skill, stored.config, live);
   return restoreSkillVersion(c.env, skill, version, meta.author, withNote(meta, overridden).note);
@@ -59,6 +62,7 @@ export async function restoreSkill(c: AdminContext, skill: string, version: numb
 export async function replaceWholeCatalog(c: AdminContext, body: unknown): Promise<Extract<ReplaceCatalogResult, { ok: true }>> {
   const parsed = parseCatalog(body);
   if (!parsed.ok) throw new InvalidBodyError(parsed.problems);
+  assertDeploymentRuns(c.env, parsed.catalog.skills);
   let meta = changeMeta(c);
   for (const [skill, config] of Object.entries(parsed.catalog.skills)) {
     meta = withNote(meta, await gateWrite(c, skill, config, await getSkill(c.env.DB, skill)));

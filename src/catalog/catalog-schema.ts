@@ -245,10 +245,10 @@ export const expertSchema = z
     api_key_secret: z.string().regex(SECRET_NAME_PATTERN).optional(),
     system_prompt: z.string().max(20_000).optional(),
     mode: z
-      .enum(["synthesize", "route"])
+      .enum(["synthesize", "route", "code"])
       .default("synthesize")
       .describe(
-        "`synthesize`: a tool loop, then the model writes the answer. `route`: the model picks one whitelisted tool call and its result is returned as is.",
+        "`synthesize`: a tool loop, then the model writes the answer. `route`: the model picks one whitelisted tool call and its result is returned as is. `code`: the model writes a script over the whitelisted tools, run in a sandbox (a Dynamic Worker; the Worker needs a `worker_loaders` binding named LOADER), and answers from its result.",
       ),
     output_schema: z
       .record(z.string(), z.unknown())

@@ -47,6 +47,7 @@ const OPTIONS = /** @type {const} */ ({
   json: { type: "boolean" },
   // eval
   model: { type: "string", multiple: true },
+  mode: { type: "string", multiple: true },
   eval: { type: "string", multiple: true },
   threshold: { type: "string" },
   "max-cost": { type: "string" },

@@ -17,6 +17,8 @@ const PROVIDERS = expertSchema.shape.provider.unwrap().options;
 export const evalRunBodySchema = z
   .object({
     models: z.array(z.string().min(3).max(200)).min(1).max(8).optional(),
+    /** Each model runs in each of these modes (the tool loop against code mode); default: the expert's own. */
+    modes: z.array(expertSchema.shape.mode.unwrap()).min(1).max(3).optional(),
     evals: z.array(z.string().min(1).max(64)).min(1).max(100).optional(),
     max_cost: z.number().min(0).max(1_000).optional(),
     concurrency: z.number().int().min(1).max(8).optional(),
@@ -27,8 +29,9 @@ export type EvalRunBody = z.output<typeof evalRunBodySchema>;
 export interface ModelChoice {
   provider: ProviderName;
   model: string;
-  /** `provider:model`, as the command line writes it. */
+  /** `provider:model`, as the command line writes it, with ` (mode)` when modes are compared. */
   ref: string;
+  mode?: ExpertConfig["mode"];
 }
 
 export interface EvalResult {
@@ -102,7 +105,8 @@ interface EvalJob {
 export async function runExpertEvals(env: Env, target: EvalTarget, body: EvalRunBody): Promise<ExpertEvalReport> {
   const { skill, expert } = target;
   const cases = selectEvals(expert, body.evals);
-  const choices = (body.models ?? [`${expert.provider}:${modelIdOf(expert)}`]).map((ref, index) => parseModelRef(ref, index));
+  const models = (body.models ?? [`${expert.provider}:${modelIdOf(expert)}`]).map((ref, index) => parseModelRef(ref, index));
+  const choices = body.modes ? withModes(models, body.modes, expert) : models;
   const maxCost = body.max_cost ?? expert.eval_settings?.max_cost ?? 1;
   const concurrency = body.concurrency ?? expert.eval_settings?.concurrency ?? 2;
   const queue: EvalJob[] = choices.flatMap((choice) => cases.map((evalCase) => ({ choice, evalCase })));
@@ -159,6 +163,7 @@ async function runOne(env: Env, stub: ReturnType<typeof sessionStub>, target: Ev
     name: evalCase.name,
     provider: choice.provider,
     model: choice.model,
+    ...(choice.mode === undefined ? {} : { mode: choice.mode }),
     approve: evalCase.approve,
     ...(target.candidate ? { candidate: { version: target.version, config: target.config } } : {}),
   };
@@ -270,4 +275,25 @@ export function parseModelRef(ref: string, index: number): ModelChoice {
     ]);
   }
   return { provider, model, ref: `${provider}:${model}` };
+}
+
+/**
+ * Every model in every mode asked, so a report ranks the tool loop against code mode (and the
+ * models within each). A mode the expert's config cannot run in is refused by its index.
+ */
+function withModes(models: readonly ModelChoice[], modes: ReadonlyArray<ExpertConfig["mode"]>, expert: ExpertConfig): ModelChoice[] {
+  const problems: CatalogProblem[] = [];
+  modes.forEach((mode, index) => {
+    const clash =
+      mode === "synthesize" ? [] : (["ask_back", "output_schema"] as const).filter((field) => expert[field] !== undefined && expert[field] !== false);
+    if (clash.length > 0) {
+      problems.push({
+        path: `$.modes[${index}]`,
+        message: `expert "${expert.name}" cannot run in mode "${mode}": it has ${clash.map((field) => `\`${field}\``).join(" and ")}`,
+        fix: "leave that mode out, or compare on an expert without those fields",
+      });
+    }
+  });
+  if (problems.length > 0) throw new InvalidBodyError(problems);
+  return models.flatMap((model) => modes.map((mode) => ({ ...model, mode, ref: `${model.ref} (${mode})` })));
 }

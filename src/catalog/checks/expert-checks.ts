@@ -19,6 +19,7 @@ export function checkExperts(experts: unknown, serverIds: readonly string[], at:
     if (expert.output_schema !== undefined) checkObjectSchema("output_schema", expert.output_schema, [...expertPath, "output_schema"], sink);
     checkRouteOutput(expert, expertPath, sink);
     checkAskBack(expert, expertPath, sink);
+    checkCodeMode(expert, expertPath, sink);
     checkProvider(expert, expertPath, sink);
     checkEvals(expert, expertPath, sink);
   });
@@ -118,6 +119,22 @@ function checkAskBack(expert: RawObject, expertPath: PathSegment[], sink: Findin
       [...expertPath, "ask_back"],
       "`ask_back` cannot be used with `output_schema`: a question is not an answer matching the schema",
       "remove `ask_back` or `output_schema`",
+    );
+  }
+}
+
+/**
+ * A code-mode run answers from a script's result in a sandbox that cannot pause mid-script, so
+ * it neither asks back nor shapes a structured answer (yet).
+ */
+function checkCodeMode(expert: RawObject, expertPath: PathSegment[], sink: FindingSink): void {
+  if (expert.mode !== "code") return;
+  for (const field of ["ask_back", "output_schema"] as const) {
+    if (expert[field] === undefined || expert[field] === false) continue;
+    sink.add(
+      [...expertPath, field],
+      `\`${field}\` cannot be used with \`mode: "code"\`: a code-mode expert answers in text from its scripts' results`,
+      `remove \`${field}\`, or set \`mode\` to \`"synthesize"\``,
     );
   }
 }

@@ -14,11 +14,12 @@ const EVAL_TIMEOUT_MS = 15 * 60_000;
  */
 
 /**
- * `eval --skill s [--expert e] [--model provider:model …] [--eval name …] [--threshold r]
+ * `eval --skill s [--expert e] [--model provider:model …] [--mode synthesize|code …] [--eval name …] [--threshold r]
  * [--max-cost usd] [--concurrency n]`: runs the experts' catalog evals on the Worker, through
  * the same runner a member's call takes, and prints per expert and model what passed, tokens,
  * cost and latency, each failure with its trace; with several models, a ranking and the cheapest
- * that passes every eval (or reaches --threshold). Exits 1 when no model reaches it.
+ * that passes every eval (or reaches --threshold). With --mode, each model runs in each mode
+ * (the tool loop against code mode), ranked side by side. Exits 1 when no model reaches it.
  * @param {string[]} args @param {Record<string, unknown>} flags @param {import("../io.mjs").CliIo} io
  */
 export async function evalCommand(args, flags, io) {
@@ -30,6 +31,8 @@ export async function evalCommand(args, flags, io) {
   const body = {};
   const models = /** @type {string[] | undefined} */ (flags.model);
   if (models && models.length > 0) body.models = models;
+  const modes = /** @type {string[] | undefined} */ (flags.mode);
+  if (modes && modes.length > 0) body.modes = modes;
   const evals = /** @type {string[] | undefined} */ (flags.eval);
   if (evals && evals.length > 0) body.evals = evals;
   if (typeof flags["max-cost"] === "string") body.max_cost = parseNumber("--max-cost", flags["max-cost"]);

@@ -79,6 +79,9 @@ new_sqlite_classes = ["SkillLimiter"]
 binding = "SELF"
 service = ${JSON.stringify(workerName)}
 
+[[${env}.worker_loaders]]
+binding = "LOADER"
+
 [${env}.vars]
 ${tenantVars.join("\n")}
 `;

@@ -1,6 +1,6 @@
 import type { UserProps } from "../../auth/user-props";
 import type { CallerTrace } from "../../downstream/trace-context";
-import type { ProviderName, SkillConfig } from "../../catalog/catalog-schema";
+import type { ExpertConfig, ProviderName, SkillConfig } from "../../catalog/catalog-schema";
 import type { JsonObject, RunOutcome, RunUsage, StepProgress, StepRecord, UnavailableTool } from "./run-types";
 export type { UserPrompt, UserPrompter, UserReply } from "./run-types";
 
@@ -96,12 +96,16 @@ export interface PausedAnswer {
 }
 
 /** What makes an ExpertCallRequest an eval run (structured-cloneable, it crosses Durable Object RPC). */
+type ExpertMode = ExpertConfig["mode"];
+
 export interface EvalRunOptions {
   /** The eval's name in the catalog, recorded with the run. */
   name: string;
   /** A model to run the expert with instead of its own (`provider:model` on the command line). */
   provider?: ProviderName;
   model?: string;
+  /** A mode to run the expert in instead of its own, to compare the tool loop with code mode. */
+  mode?: ExpertMode;
   /** How a call needing approval is answered: declined unless the eval says `approve: true`. */
   approve: boolean;
   /**

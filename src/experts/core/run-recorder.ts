@@ -166,6 +166,14 @@ export class RunRecorder {
     return record;
   }
 
+  /** The records of these calls, in this order (those recorded). */
+  callsById(ids: readonly string[]): ToolCallRecord[] {
+    return ids.flatMap((id) => {
+      const entry = this.calls.get(id);
+      return entry ? [entry.record] : [];
+    });
+  }
+
   allCalls(): ToolCallRecord[] {
     return [...this.calls.values()].map((entry) => entry.record);
   }

@@ -170,6 +170,25 @@ export interface ExpertRunInput {
   askUser?: UserPrompter;
   /** For a run paused on approvals: the turns and the decision it resumes with. */
   approvalResume?: ApprovalResume;
+  /** The Worker's `worker_loaders` binding, where a code-mode expert's scripts run; absent in a deployment without one. */
+  loader?: SandboxLoader;
+}
+
+/**
+ * The part of the Worker's `worker_loaders` binding (`WorkerLoader`) a code-mode run uses, named
+ * here so modules compiled without the Worker's types (the CLI's) can read these types.
+ */
+export interface SandboxLoader {
+  load(code: SandboxWorkerCode): { getEntrypoint(): unknown };
+}
+
+/** What a script's Dynamic Worker is made of: no bindings, no env, no network. */
+export interface SandboxWorkerCode {
+  compatibilityDate: string;
+  mainModule: string;
+  modules: Record<string, string>;
+  globalOutbound: null;
+  limits?: { cpuMs?: number };
 }
 
 export interface ExpertRunResult {

@@ -30,10 +30,11 @@ export async function expertOfCall(
   return skill && found ? { skill, expert: evalExpert(found, request.evaluation) } : null;
 }
 
-/** The expert as the eval runs it: the catalog's, with only the model swapped when asked. */
+/** The expert as the eval runs it: the catalog's, with only the model (and the mode) swapped when asked. */
 export function evalExpert(expert: ExpertConfig, options: EvalRunOptions | undefined): ExpertConfig {
-  if (options?.provider === undefined) return expert;
-  const { model: _model, ...rest } = expert;
+  const moded = options?.mode === undefined ? expert : { ...expert, mode: options.mode };
+  if (options?.provider === undefined) return moded;
+  const { model: _model, ...rest } = moded;
   return { ...rest, provider: options.provider, ...(options.model === undefined ? {} : { model: options.model }) };
 }
 

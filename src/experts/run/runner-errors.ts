@@ -41,3 +41,13 @@ export class OutputSchemaMismatchError extends SlipsnisseError {
     super(`Expert "${expert}" returned no structured result: ${problem}.`);
   }
 }
+
+/** A code-mode expert on a Worker without the `worker_loaders` binding its scripts run in. */
+export class CodeModeUnavailableError extends SlipsnisseError {
+  readonly kind = "code-mode-unavailable";
+  readonly fix =
+    'An admin adds `[[worker_loaders]]` with `binding = "LOADER"` to the Worker\'s wrangler.toml and deploys again, or sets the expert\'s `mode` to "synthesize".';
+  constructor(readonly expert: string) {
+    super(`Expert "${expert}" runs in code mode, but this deployment has no sandbox (no worker_loaders binding) to run its scripts in.`);
+  }
+}

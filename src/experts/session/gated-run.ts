@@ -3,7 +3,7 @@ import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import type { DownstreamPool } from "../../downstream/downstream-pool";
 import type { ConnectRequest, ExpertCallRequest, ProgressReporter, UserPrompter } from "../core/call-types";
-import type { ExpertRunResult, StepProgress } from "../core/run-types";
+import type { ExpertRunResult, SandboxLoader, StepProgress } from "../core/run-types";
 import { evalPrompter } from "../evals/eval-call";
 import type { LiveRun } from "../live/live-run";
 import { resolveModel } from "../models/model-registry";
@@ -77,6 +77,7 @@ export async function runGated(input: GatedRunInput): Promise<GatedRunEnd> {
       history: thread.history,
       model,
       tools: live.waits.tools(trace.tools(pool)),
+      ...loaderOf(env),
       signal: input.signal,
       onStep: (progress) => {
         report(input.onProgress, progress);
@@ -102,4 +103,10 @@ function report(onProgress: ProgressReporter | undefined, progress: StepProgress
 /** Where connect links point when the request did not say: PUBLIC_URL, else the local default. */
 function publicOrigin(env: Env): string {
   return env.PUBLIC_URL.replace(/\/+$/, "") || "http://localhost:8787";
+}
+
+/** The sandbox binding, when this deployment has one (a code-mode expert needs it; others never touch it). */
+function loaderOf(env: Env): { loader?: SandboxLoader } {
+  const loader: unknown = Reflect.get(env, "LOADER");
+  return typeof loader === "object" && loader !== null ? { loader: env.LOADER } : {};
 }

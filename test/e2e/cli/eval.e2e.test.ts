@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFixtureStats } from "../../fixtures/fixture-stats-client";
 import { type EchoExpertStack, fakeModelExpert, startEchoExpertStack } from "../harness/echo-expert-stack";
-import { textReply, toolCallsReply, toolResultMessages, type ScriptedReply } from "../harness/fake-openai-server";
+import { offeredToolNames, textReply, toolCallsReply, toolResultMessages, type ScriptedReply } from "../harness/fake-openai-server";
 import { chromiumSkipReason, sharedChromium, loopbackOnlyContext, saveScreenshot } from "../harness/chromium-browser";
 import { runCliProcess } from "./cli-process";
 
@@ -78,6 +78,10 @@ describe("slipsnisse eval against wrangler dev", () => {
     stack.fake.reset((request) => {
       const model = MODELS[request.model];
       if (!model) return { kind: "error", status: 404, message: `fake model: no model ${request.model}` };
+      // In code mode (`--mode code`) the one tool offered is run_script: the same echo, as a script.
+      if (offeredToolNames(request).includes("run_script") && toolResultMessages(request).length === 0) {
+        return toolCallsReply({ name: "run_script", arguments: { code: 'await tools.fx__echo({ text: "budget" }); return "bound loops";' } });
+      }
       return model(toolResultMessages(request).length);
     });
   }, 120_000);
@@ -110,6 +114,14 @@ describe("slipsnisse eval against wrangler dev", () => {
     expect(out).toContain(`history: ${stack.dev.baseUrl}/admin/catalog/default/experts/ask/evals`);
     // The eval declined the rogue model's erase: it was never executed.
     expect((await readFixtureStats(stack.fxBase)).calls.erase ?? 0).toBe(erasesBefore);
+  });
+
+  it("ranks the tool loop against code mode of the same expert with --mode", async () => {
+    const result = await cli("eval", "--skill", "default", "--model", "openai-compatible:lite", "--mode", "synthesize", "--mode", "code", "--eval", "bounds");
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/openai-compatible:lite \(synthesize\)\s+1\/1 passed/);
+    expect(result.stdout).toMatch(/openai-compatible:lite \(code\)\s+1\/1 passed/);
+    expect(result.stdout).toContain("ranking");
   });
 
   it.skipIf(chromiumSkipReason !== undefined)("shows the results on the expert's evals page in Chromium, each failure linking to its run", async () => {

@@ -26,7 +26,7 @@ const LAYERS: readonly (readonly string[])[] = [
  * the same under "Wings of <place>".
  */
 const WINGS: Readonly<Record<string, readonly (readonly string[])[]>> = {
-  experts: [["session"], ["telemetry"], ["protocol", "evals", "limits", "live", "trace"], ["records", "run"], ["tools"], ["models"], ["core"]],
+  experts: [["session"], ["telemetry"], ["protocol", "evals", "limits", "live", "trace"], ["records", "run"], ["tools", "sandbox"], ["models"], ["core"]],
   mcp: [["http", "legacy-sse"], ["tasks"], ["server"], ["delivery"], ["inbound"], ["mcp-errors.ts"]],
 };
 

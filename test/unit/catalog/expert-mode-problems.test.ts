@@ -40,6 +40,22 @@ describe("expert mode and output_schema checks", () => {
     expect(parsed.ok && parsed.catalog.skills.default?.experts[0]).toMatchObject({ ask_back: true, ask_back_ttl_ms: 900_000 });
   });
 
+  it("accepts code mode, and refuses ask_back and output_schema with it at their paths", () => {
+    const code = validCatalog();
+    firstExpert(code).mode = "code";
+    const parsed = parseCatalog(code);
+    expect(parsed.ok && parsed.catalog.skills.default?.experts[0]).toMatchObject({ mode: "code" });
+
+    const asking = validCatalog();
+    firstExpert(asking).mode = "code";
+    firstExpert(asking).ask_back = true;
+    expect(problemAt(problemsOf(asking), `${EXPERT}.ask_back`).message).toContain('`ask_back` cannot be used with `mode: "code"`');
+    const structured = validCatalog();
+    firstExpert(structured).mode = "code";
+    firstExpert(structured).output_schema = answerSchema;
+    expect(problemAt(problemsOf(structured), `${EXPERT}.output_schema`).fix).toContain('set `mode` to `"synthesize"`');
+  });
+
   it("an unknown mode is refused", () => {
     const catalog = validCatalog();
     firstExpert(catalog).mode = "orchestrate";

@@ -89,6 +89,7 @@ describe("slipsnisse tenant add --dry-run", () => {
       "EXPERT_SESSION",
       "LEGACY_SSE",
       "LIVE_FEED",
+      "LOADER",
       "OAUTH_KV",
       "SELF",
       "SKILL_LIMITER",
