@@ -17,7 +17,7 @@ function held<T>(): { promise: Promise<T>; resolve(value: T): void } {
 const shown = (reports: (LiveWait | null)[]) => reports.map((wait) => (wait === null ? "none" : `${wait.on}${wait.name ? ` ${wait.name}` : ""}`));
 
 describe("RunWaits", () => {
-  it("reports each wait as it begins and ends: connections, tools (parallel calls together, since the first began), approvals first; names only", async () => {
+  it("reports each wait as it begins and ends: servers listing their tools, tools (parallel calls together, since the first began), approvals first; names only", async () => {
     const reports: (LiveWait | null)[] = [];
     const waits = new RunWaits((wait) => reports.push(wait));
     const calls = new Map<string, ReturnType<typeof held<{ content: [] }>>>();
@@ -35,10 +35,10 @@ describe("RunWaits", () => {
     expect(tools.skill).toBe("docs");
 
     const listed = tools.listTools("fx");
-    expect(shown(reports)).toEqual(["connection fx"]);
+    expect(shown(reports)).toEqual(["server fx"]);
     listing.resolve([]);
     await listed;
-    expect(shown(reports)).toEqual(["connection fx", "none"]);
+    expect(shown(reports)).toEqual(["server fx", "none"]);
 
     const before = Date.now();
     const echo = tools.callTool("fx", "echo", { text: "the-secret-argument" });
