@@ -2,14 +2,12 @@ import { generateText, isStepCount } from "ai";
 import { raceWithSignal } from "../core/abort";
 import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { AI_SDK_TELEMETRY } from "../models/model-defaults";
-import { MODEL_MAX_RETRIES, openRun } from "./open-run";
+import { loopHooks, MODEL_MAX_RETRIES, openRun } from "./open-run";
 import codeModeNote from "./prompts/code-mode-note.md";
 import defaultSystemPrompt from "./prompts/default-system-prompt.md";
-import finalStepNote from "./prompts/final-step-note.md";
 import { composeAnswer, interruptedRunEnd } from "./run-end";
 import { CodeModeUnavailableError } from "./runner-errors";
 import { codeModeTools, declarationsOf, RUN_SCRIPT } from "./script-tools";
-import { describeStep, reportStep } from "./step-progress";
 
 /**
  * Code mode: the model writes scripts over the expert's whitelisted tools instead of calling
@@ -27,7 +25,7 @@ export async function codeModeExpert(input: ExpertRunInput): Promise<ExpertRunRe
     const error = new CodeModeUnavailableError(expert.name);
     return end({ outcome: "error", text: error.toolMessage, error });
   }
-  const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
+  const { serverNotes } = run;
   const innerCalls = new Map<string, string[]>();
 
   try {
@@ -35,7 +33,6 @@ export async function codeModeExpert(input: ExpertRunInput): Promise<ExpertRunRe
     const declarations = await declarationsOf(toolset);
     const instructions = `${expert.system_prompt ?? defaultSystemPrompt}\n\n${codeModeNote.replace("{{declarations}}", declarations)}`;
     const tools = codeModeTools({ loader, tools: toolset, budget, recorder, signal: signals.signal, innerCalls }, declarations);
-    let currentStep = 0;
     const loop = generateText({
       model,
       instructions,
@@ -46,30 +43,10 @@ export async function codeModeExpert(input: ExpertRunInput): Promise<ExpertRunRe
       maxRetries: MODEL_MAX_RETRIES,
       telemetry: AI_SDK_TELEMETRY,
       abortSignal: signals.signal,
-      prepareStep: ({ stepNumber }) => {
-        // The last step (or any after the tool budget is spent) runs no script: the model answers.
-        const lastChance = (limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0;
-        recorder.budgetWithholdsTools(lastChance ? [RUN_SCRIPT] : []);
-        return {
-          maxOutputTokens: budget.remainingOutputTokens(),
-          ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
-        };
-      },
-      onStepStart: ({ stepNumber }) => {
-        currentStep = stepNumber;
-        recorder.stepStarted();
-      },
-      onLanguageModelCallEnd: ({ content }) => {
-        recorder.modelCallEnded();
-        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
-        reportStep(input, currentStep + 1, describeStep(calls));
-      },
-      onStepEnd: (step) => {
-        const record = recorder.recordStep(step);
-        // Each script's own tool calls follow it in the step, as the tool loop's calls are listed.
+      // Each script's own tool calls follow it in the step, as the tool loop's calls are listed.
+      ...loopHooks(input, run, instructions, [RUN_SCRIPT], (record) => {
         record.toolCalls = record.toolCalls.flatMap((call) => [call, ...recorder.callsById(innerCalls.get(call.toolCallId) ?? [])]);
-        budget.addOutputTokens(step.usage.outputTokens);
-      },
+      }),
     });
     loop.catch(() => undefined);
     await raceWithSignal(loop, signals.signal);

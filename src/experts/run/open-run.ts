@@ -1,14 +1,16 @@
-import type { ModelMessage } from "ai";
+import type { ModelMessage, StepResult, ToolSet } from "ai";
 import { log } from "../../observability/logger";
 import { raceWithSignal, runSignals } from "../core/abort";
 import { buildExpertToolset, type ExpertToolset } from "../tools/expert-toolset";
-import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
+import type { ExpertRunInput, ExpertRunResult, StepRecord } from "../core/run-types";
 import { modelRefOf } from "../models/model-defaults";
 import { trackModelFaults } from "../models/model-fault-tracker";
 import { retryModelCalls } from "../models/model-retry";
 import { RunBudget } from "../core/run-budget";
 import { RunRecorder } from "../core/run-recorder";
 import { assembleResult, type RunEndFields } from "./run-end";
+import finalStepNote from "./prompts/final-step-note.md";
+import { describeStep, type EmittedToolCall, reportStep } from "./step-progress";
 
 /**
  * The AI SDK's own retries are off: model-retry.ts retries inside the run's deadline instead,
@@ -50,6 +52,8 @@ export function openRun(input: ExpertRunInput) {
     model,
     /** The expert's whitelisted tools, once loaded (undefined if loading failed or was cut short). */
     toolset: (): ExpertToolset | undefined => toolset,
+    /** What the answer says of servers whose tools could not be listed. */
+    serverNotes: (): string[] => (toolset?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`),
     async loadToolset(): Promise<ExpertToolset> {
       const approval = {
         ...(input.askUser ? { askUser: input.askUser } : {}),
@@ -61,6 +65,50 @@ export function openRun(input: ExpertRunInput) {
       return toolset;
     },
     end: (fields: RunEndFields): ExpertRunResult => assembleResult({ ...fields, userMessage, notes: toolset?.notes ?? [] }, recorder, budget, startedAt),
+  };
+}
+
+type OpenRun = ReturnType<typeof openRun>;
+
+/**
+ * The generateText hooks every tool-calling mode shares: the last step (or any after the tool
+ * budget is spent) gets no tools, so the model answers from what it has instead of ending the
+ * run on an unanswered call, and a call it still asks for then is a budget stop, not a refusal
+ * (`lastChanceTools`, empty when the mode has no tools to withhold); each step is recorded and
+ * reported as progress. `afterStep` sees the recorded step (code mode lists each script's calls).
+ */
+export function loopHooks(
+  input: ExpertRunInput,
+  { budget, recorder }: OpenRun,
+  instructions: string,
+  lastChanceTools: readonly string[],
+  afterStep?: (record: StepRecord) => void,
+) {
+  const limits = input.expert.budget;
+  let currentStep = 0;
+  return {
+    prepareStep: ({ stepNumber }: { stepNumber: number }) => {
+      const lastChance = lastChanceTools.length > 0 && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
+      recorder.budgetWithholdsTools(lastChance ? [...lastChanceTools] : []);
+      return {
+        maxOutputTokens: budget.remainingOutputTokens(),
+        ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
+      };
+    },
+    onStepStart: ({ stepNumber }: { stepNumber: number }) => {
+      currentStep = stepNumber;
+      recorder.stepStarted();
+    },
+    onLanguageModelCallEnd: ({ content }: { content: readonly (({ type: "tool-call" } & EmittedToolCall) | { type: string })[] }) => {
+      recorder.modelCallEnded();
+      const calls = content.flatMap((part) => (part.type === "tool-call" ? [part as EmittedToolCall] : []));
+      reportStep(input, currentStep + 1, describeStep(calls));
+    },
+    onStepEnd: (step: StepResult<ToolSet>) => {
+      const record = recorder.recordStep(step);
+      afterStep?.(record);
+      budget.addOutputTokens(step.usage.outputTokens);
+    },
   };
 }
 

@@ -5,11 +5,9 @@ import type { ExpertRunInput, ExpertRunResult } from "../core/run-types";
 import { ASK_ORCHESTRATOR, ASK_USER, askOrchestratorTool, askUserTool, pendingQuestion, withOpeningTurns } from "./ask-back";
 import { approvedTurns } from "./approval-resume";
 import { composeAnswer, interruptedRunEnd } from "./run-end";
-import { MODEL_MAX_RETRIES, openRun } from "./open-run";
+import { loopHooks, MODEL_MAX_RETRIES, openRun } from "./open-run";
 import defaultSystemPrompt from "./prompts/default-system-prompt.md";
-import finalStepNote from "./prompts/final-step-note.md";
 import { MalformedToolArgumentsError, OutputSchemaMismatchError } from "./runner-errors";
-import { describeStep, reportStep } from "./step-progress";
 import { outputSchemaInstructions, parseStructuredAnswer } from "./structured-answer";
 
 /** Malformed tool arguments go back to the model this many times; one more ends the run. */
@@ -28,13 +26,12 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
   const { signals, budget, recorder, userMessage, tracked, model } = run;
   let opening = input.resume;
   const end: typeof run.end = (fields) => withOpeningTurns(run.end(fields), opening);
-  const serverNotes = () => (run.toolset()?.failedServers ?? []).map((s) => `server "${s.serverId}" was unavailable, its tools were not used`);
+  const { serverNotes } = run;
 
   try {
     const tools = await run.loadToolset();
     const basePrompt = expert.system_prompt ?? defaultSystemPrompt;
     const instructions = expert.output_schema ? `${basePrompt}\n\n${outputSchemaInstructions(expert.output_schema)}` : basePrompt;
-    let currentStep = 0;
     const askBack: ToolSet = expert.ask_back
       ? { [ASK_ORCHESTRATOR]: askOrchestratorTool(), [ASK_USER]: askUserTool(input.askUser, expert.user_input_timeout_ms, recorder) }
       : {};
@@ -50,31 +47,8 @@ export async function synthesizeExpert(input: ExpertRunInput): Promise<ExpertRun
       maxRetries: MODEL_MAX_RETRIES,
       telemetry: AI_SDK_TELEMETRY,
       abortSignal: signals.signal,
-      prepareStep: ({ stepNumber }) => {
-        // The last step (or any step after the tool budget is spent) gets no tools, so the model
-        // answers from what it has instead of ending the run on an unanswered tool call.
-        const lastChance =
-          (tools.names.length > 0 || expert.ask_back) && ((limits.max_steps > 1 && stepNumber === limits.max_steps - 1) || budget.toolCallsLeft() === 0);
-        // A call the model still asks of its own tools on that step is a budget stop, not a refusal.
-        recorder.budgetWithholdsTools(lastChance ? [...tools.names, ...Object.keys(askBack)] : []);
-        return {
-          maxOutputTokens: budget.remainingOutputTokens(),
-          ...(lastChance ? { activeTools: [], instructions: `${instructions}\n\n${finalStepNote}` } : {}),
-        };
-      },
-      onStepStart: ({ stepNumber }) => {
-        currentStep = stepNumber;
-        recorder.stepStarted();
-      },
-      onLanguageModelCallEnd: ({ content }) => {
-        recorder.modelCallEnded();
-        const calls = content.flatMap((part) => (part.type === "tool-call" ? [part] : []));
-        reportStep(input, currentStep + 1, describeStep(calls));
-      },
-      onStepEnd: (step) => {
-        recorder.recordStep(step);
-        budget.addOutputTokens(step.usage.outputTokens);
-      },
+      // With no tools of its own and no ask-back, nothing is withheld on the last step.
+      ...loopHooks(input, run, instructions, tools.names.length > 0 || expert.ask_back ? [...tools.names, ...Object.keys(askBack)] : []),
     });
     loop.catch(() => undefined);
     await raceWithSignal(loop, signals.signal);
