@@ -12,3 +12,4 @@ export interface CliIo {
   cwd: string;
 }
 export declare function processIo(): CliIo;
+export declare function writeTable(output: Output, table: readonly (readonly string[])[]): void;

@@ -1,6 +1,7 @@
 // @ts-check
 import { adminClient } from "../admin-client.mjs";
 import { usageError } from "../cli-error.mjs";
+import { writeTable } from "../io.mjs";
 import { withProgress } from "../progress.mjs";
 
 /**
@@ -23,14 +24,7 @@ export async function members(args, flags, io) {
     const table = [["user id", "login", "role", "first seen", "last seen", "grants"]];
     for (const row of rows)
       table.push([String(row.userId), String(row.login), String(row.role), String(row.firstSeenAt), String(row.lastSeenAt), String(row.grants.length)]);
-    const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)));
-    for (const line of table)
-      io.stdout.write(
-        `${line
-          .map((cell, column) => cell.padEnd(widths[column]))
-          .join("  ")
-          .trimEnd()}\n`,
-      );
+    writeTable(io.stdout, table);
     return 0;
   }
   if (sub === "revoke") {

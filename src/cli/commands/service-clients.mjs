@@ -1,6 +1,7 @@
 // @ts-check
 import { adminClient } from "../admin-client.mjs";
 import { usageError } from "../cli-error.mjs";
+import { writeTable } from "../io.mjs";
 import { withProgress } from "../progress.mjs";
 
 /**
@@ -31,14 +32,7 @@ export async function serviceClients(args, flags, io) {
         String(row.lastTokenAt ?? "-"),
         String(row.revokedAt ?? "-"),
       ]);
-    const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)));
-    for (const line of table)
-      io.stdout.write(
-        `${line
-          .map((cell, column) => cell.padEnd(widths[column]))
-          .join("  ")
-          .trimEnd()}\n`,
-      );
+    writeTable(io.stdout, table);
     return 0;
   }
   if (sub === "create") {
