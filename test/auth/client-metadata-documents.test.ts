@@ -6,15 +6,13 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { McpServer } from "@modelcontextprotocol/server";
-import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ensureMetadataDocumentClient } from "../../src/auth/cimd/client-metadata-document";
 import { createOAuthWorker } from "../../src/auth/create-oauth-worker";
 import { guardedOutboundFetch } from "../../src/downstream/guarded-fetch";
 import { refuseDownstreamUrl } from "../../src/downstream/url-guard";
-import { devVars, loopbackOrigin, type TestWorker } from "./helpers/auth-test-worker";
+import { devVars, loopbackOrigin, type TestWorker, mcpWhoamiWorker } from "./helpers/auth-test-worker";
 import { authorizeThroughDev, browserSignIn, discover, exchangeCode, openConsent, refresh, tokenRequest } from "./helpers/oauth-test-client";
 
 /**
@@ -160,35 +158,23 @@ describe("Client ID Metadata Documents", () => {
   it("the MCP SDK client with a clientMetadataUrl signs in by its document, without registering, and calls a tool", async () => {
     const documentUrl = unique("sdk");
     const callback = "http://127.0.0.1:33419/callback";
-    const mcp = createMcpHandler(
-      () => {
-        const server = new McpServer({ name: "cimd-test", version: "0.0.0" });
-        server.registerTool("whoami", { description: "The signed-in user" }, async () => ({
-          content: [{ type: "text", text: String((getMcpAuthContext()?.props as { login?: string } | undefined)?.login) }],
-        }));
-        return server;
-      },
-      { route: "/mcp" },
-    );
     const registrations: string[] = [];
-    const worker = createOAuthWorker({
-      config: devVars,
-      apiHandler: { fetch: (request, handlerEnv, ctx) => mcp(request, handlerEnv, ctx) },
-      clientMetadataFetch: () => async (url) =>
-        url === documentUrl
-          ? new Response(documentFor(documentUrl, [callback]).body, { headers: { "content-type": "application/json" } })
-          : new Response("", { status: 404 }),
-    });
-    const call = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
-      const request = new Request(input, { redirect: "manual", ...init });
-      if (new URL(request.url).pathname === "/register") registrations.push(request.url);
-      const headers = new Headers(request.headers);
-      headers.set("Host", new URL(request.url).host);
-      const ctx = createExecutionContext();
-      const response = await worker.fetch(new Request(request, { headers }), env, ctx);
-      await waitOnExecutionContext(ctx);
-      return response;
-    };
+    const worker = mcpWhoamiWorker(
+      {
+        config: devVars,
+        clientMetadataFetch: () => async (url) =>
+          url === documentUrl
+            ? new Response(documentFor(documentUrl, [callback]).body, { headers: { "content-type": "application/json" } })
+            : new Response("", { status: 404 }),
+      },
+      {
+        text: (props) => String((props as { login?: string } | undefined)?.login),
+        onRequest: (request) => {
+          if (new URL(request.url).pathname === "/register") registrations.push(request.url);
+        },
+      },
+    );
+    const call = worker.fetch;
     const provider: OAuthClientProvider & { url?: URL; stored?: StoredOAuthTokens; info?: StoredOAuthClientInformation; verifier: string } = {
       verifier: "",
       redirectUrl: callback,
@@ -220,7 +206,7 @@ describe("Client ID Metadata Documents", () => {
     const first = new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: call });
     await expect(new Client({ name: "sdk", version: "0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.url?.searchParams.get("client_id")).toBe(documentUrl);
-    const redirect = await browserSignIn({ fetch: call, helpers: () => worker.helpers(env, loopbackOrigin) }, provider.url?.toString() ?? "");
+    const redirect = await browserSignIn({ fetch: call, helpers: () => worker.helpers(loopbackOrigin) }, provider.url?.toString() ?? "");
     await first.finishAuth(redirect.searchParams);
     const client = new Client({ name: "sdk", version: "0" });
     await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider, fetch: call }));

@@ -1,11 +1,7 @@
 import { Client, CrossAppAccessProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { McpServer } from "@modelcontextprotocol/server";
-import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createOAuthWorker } from "../../src/auth/create-oauth-worker";
 import { base64Url } from "../../src/base64url";
-import { devVars, loopbackOrigin } from "./helpers/auth-test-worker";
+import { devVars, loopbackOrigin, mcpWhoamiWorker } from "./helpers/auth-test-worker";
 
 /**
  * Issue 37, enterprise-managed authorization (SEP-990): the tenant trusts one enterprise IdP;
@@ -35,27 +31,8 @@ async function idJag(
   return `${input}.${base64Url(new Uint8Array(signature))}`;
 }
 
-const mcp = createMcpHandler(
-  () => {
-    const server = new McpServer({ name: "id-jag-test", version: "0.0.0" });
-    server.registerTool("whoami", { description: "The signed-in user" }, async () => ({
-      content: [{ type: "text", text: JSON.stringify(getMcpAuthContext()?.props ?? null) }],
-    }));
-    return server;
-  },
-  { route: "/mcp" },
-);
-const worker = createOAuthWorker({ config: vars, apiHandler: { fetch: (request, handlerEnv, ctx) => mcp(request, handlerEnv, ctx) } });
-
-async function call(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  const request = new Request(input, { redirect: "manual", ...init });
-  const headers = new Headers(request.headers);
-  headers.set("Host", new URL(request.url).host);
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(request, { headers }), env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
+const worker = mcpWhoamiWorker({ config: vars });
+const call = worker.fetch;
 
 /** A confidential client registered by DCR: the grant needs client authentication. */
 async function confidentialClient(): Promise<{ clientId: string; clientSecret: string }> {

@@ -6,12 +6,8 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { McpServer } from "@modelcontextprotocol/server";
-import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createOAuthWorker } from "../../src/auth/create-oauth-worker";
-import { claudeCallback, devVars, loopbackOrigin } from "./helpers/auth-test-worker";
+import { claudeCallback, devVars, loopbackOrigin, mcpWhoamiWorker } from "./helpers/auth-test-worker";
 import { browserSignIn } from "./helpers/oauth-test-client";
 
 /** The MCP SDK's own OAuth client, with the browser leg driven by the test. */
@@ -51,27 +47,8 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   }
 }
 
-const mcp = createMcpHandler(
-  () => {
-    const server = new McpServer({ name: "auth-test", version: "0.0.0" });
-    server.registerTool("whoami", { description: "The signed-in user" }, async () => ({
-      content: [{ type: "text", text: JSON.stringify(getMcpAuthContext()?.props ?? null) }],
-    }));
-    return server;
-  },
-  { route: "/mcp" },
-);
-const worker = createOAuthWorker({ config: devVars, apiHandler: { fetch: (request, handlerEnv, ctx) => mcp(request, handlerEnv, ctx) } });
-
-async function call(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  const request = new Request(input, { redirect: "manual", ...init });
-  const headers = new Headers(request.headers);
-  headers.set("Host", new URL(request.url).host);
-  const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(request, { headers }), env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
+const worker = mcpWhoamiWorker({ config: devVars });
+const call = worker.fetch;
 
 describe("the MCP SDK client's own OAuth flow against createOAuthWorker", () => {
   it("discovers, registers, authorizes with PKCE, and calls a tool as the signed-in user", async () => {
@@ -84,7 +61,7 @@ describe("the MCP SDK client's own OAuth flow against createOAuthWorker", () => 
     expect(authorizationUrl?.searchParams.get("code_challenge_method")).toBe("S256");
     expect(authorizationUrl?.searchParams.get("resource")).toBe(loopbackOrigin);
 
-    const redirect = await browserSignIn({ fetch: call, helpers: () => worker.helpers(env, loopbackOrigin) }, authorizationUrl?.toString() ?? "");
+    const redirect = await browserSignIn({ fetch: call, helpers: () => worker.helpers(loopbackOrigin) }, authorizationUrl?.toString() ?? "");
     expect(redirect.searchParams.get("iss")).toBe(loopbackOrigin);
     await first.finishAuth(redirect.searchParams);
     expect(provider.stored?.access_token).toBeTruthy();

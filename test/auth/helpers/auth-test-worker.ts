@@ -1,7 +1,9 @@
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import { McpServer } from "@modelcontextprotocol/server";
+import { createMcpHandler, getMcpAuthContext } from "agents/mcp/server";
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import type { AuthVars } from "../../../src/auth/auth-config";
-import { createOAuthWorker } from "../../../src/auth/create-oauth-worker";
+import { createOAuthWorker, type CreateOAuthWorkerOptions } from "../../../src/auth/create-oauth-worker";
 import type { UpstreamFetch } from "../../../src/auth/identity/identity-provider";
 
 export const loopbackOrigin = "http://127.0.0.1:8787";
@@ -47,6 +49,41 @@ export function authTestWorker(config: AuthVars = devVars, upstreamFetch?: Upstr
     async fetch(input, init) {
       const ctx = createExecutionContext();
       const response = await worker.fetch(new Request(input, { redirect: "manual", ...init }), env, ctx);
+      await waitOnExecutionContext(ctx);
+      return response;
+    },
+    helpers: (origin) => worker.helpers(env, origin),
+  };
+}
+
+/**
+ * A Worker from createOAuthWorker whose API is one MCP tool, `whoami`, answering what the signed-in
+ * user's props say (`text`; JSON of the props by default). Its fetch calls it in-process as a
+ * client over the network would: with the request's Host header. `onRequest` sees each request.
+ */
+export function mcpWhoamiWorker(
+  options: Omit<CreateOAuthWorkerOptions, "apiHandler">,
+  { text = (props: unknown) => JSON.stringify(props ?? null), onRequest }: { text?: (props: unknown) => string; onRequest?: (request: Request) => void } = {},
+): { fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>; helpers: (origin: string) => OAuthHelpers } {
+  const mcp = createMcpHandler(
+    () => {
+      const server = new McpServer({ name: "auth-test", version: "0.0.0" });
+      server.registerTool("whoami", { description: "The signed-in user" }, async () => ({
+        content: [{ type: "text", text: text(getMcpAuthContext()?.props) }],
+      }));
+      return server;
+    },
+    { route: "/mcp" },
+  );
+  const worker = createOAuthWorker({ ...options, apiHandler: { fetch: (request, handlerEnv, ctx) => mcp(request, handlerEnv, ctx) } });
+  return {
+    async fetch(input, init) {
+      const request = new Request(input, { redirect: "manual", ...init });
+      onRequest?.(request);
+      const headers = new Headers(request.headers);
+      headers.set("Host", new URL(request.url).host);
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(new Request(request, { headers }), env, ctx);
       await waitOnExecutionContext(ctx);
       return response;
     },
