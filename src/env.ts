@@ -26,3 +26,12 @@ export function readSecret(env: Env, name: string): string | undefined {
 export function isLocalDevelopment(env: Env): boolean {
   return env.ENVIRONMENT === "local" || env.ENVIRONMENT === "test";
 }
+
+/**
+ * The `worker_loaders` binding code-mode experts run their scripts through, when this deployment
+ * has it: `Env` declares it, a tenant's deploy may still lack it (an optional binding).
+ */
+export function workerLoader(env: Env): Env["LOADER"] | undefined {
+  const loader: unknown = Reflect.get(env, "LOADER");
+  return typeof loader === "object" && loader !== null && typeof Reflect.get(loader, "load") === "function" ? env.LOADER : undefined;
+}

@@ -1,5 +1,6 @@
 import type { SkillConfig } from "../catalog/catalog-schema";
 import { jsonPath, type CatalogProblem } from "../catalog/catalog-problems";
+import { workerLoader } from "../env";
 import { InvalidBodyError } from "./admin-errors";
 
 /**
@@ -8,7 +9,7 @@ import { InvalidBodyError } from "./admin-errors";
  * binding. Refused at write time so no call fails later for a missing binding.
  */
 export function deploymentProblems(env: Env, skills: Readonly<Record<string, SkillConfig>>): CatalogProblem[] {
-  if (hasLoader(env)) return [];
+  if (workerLoader(env) !== undefined) return [];
   return Object.entries(skills).flatMap(([skill, config]) =>
     config.experts.flatMap((expert, index) =>
       expert.mode === "code"
@@ -28,10 +29,4 @@ export function deploymentProblems(env: Env, skills: Readonly<Record<string, Ski
 export function assertDeploymentRuns(env: Env, skills: Readonly<Record<string, SkillConfig>>): void {
   const problems = deploymentProblems(env, skills);
   if (problems.length > 0) throw new InvalidBodyError(problems);
-}
-
-/** The binding is optional per deployment: `Env` declares it, a deploy may still lack it. */
-export function hasLoader(env: Env): boolean {
-  const loader: unknown = Reflect.get(env, "LOADER");
-  return typeof loader === "object" && loader !== null && typeof Reflect.get(loader, "load") === "function";
 }

@@ -1,5 +1,6 @@
 import type { ModelMessage } from "ai";
 import type { CompiledSkill } from "../../catalog/compiled-skill-cache";
+import { workerLoader } from "../../env";
 import type { ExpertConfig } from "../../catalog/catalog-schema";
 import type { DownstreamPool } from "../../downstream/downstream-pool";
 import type { ConnectRequest, ExpertCallRequest, ProgressReporter, UserPrompter } from "../core/call-types";
@@ -107,6 +108,6 @@ function publicOrigin(env: Env): string {
 
 /** The sandbox binding, when this deployment has one (a code-mode expert needs it; others never touch it). */
 function loaderOf(env: Env): { loader?: SandboxLoader } {
-  const loader: unknown = Reflect.get(env, "LOADER");
-  return typeof loader === "object" && loader !== null ? { loader: env.LOADER } : {};
+  const loader = workerLoader(env);
+  return loader === undefined ? {} : { loader };
 }
