@@ -47,22 +47,9 @@ describe("a dropped call stream resumed with Last-Event-ID through wrangler dev"
       return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
     });
 
-    const resumedWith: string[] = [];
-    let cut = false;
-    const fetchWithDrop = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const lastEventId = new Headers(init?.headers).get("last-event-id");
-      if (init?.method === "GET" && lastEventId) resumedWith.push(lastEventId);
-      const response = await fetch(input, init);
-      const isCall = init?.method === "POST" && typeof init.body === "string" && init.body.includes('"tools/call"');
-      if (!isCall || cut || !response.body) return response;
-      cut = true;
-      return new Response(
-        dropAfterFirstProgress(response.body, () => release()),
-        { status: response.status, headers: response.headers },
-      );
-    };
+    const dropping = cuttingFirstCall((body) => dropAfterFirstProgress(body, () => release()));
     const client = new Client({ name: "slipsnisse-e2e-resume", version: "0.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: fetchWithDrop }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: dropping.fetch }));
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe("2025-11-25");
       const progress: number[] = [];
@@ -70,10 +57,10 @@ describe("a dropped call stream resumed with Last-Event-ID through wrangler dev"
         { name: "echo_expert", arguments: { query: "resume me" } },
         { onprogress: (event) => progress.push(event.progress), timeout: 30_000 },
       );
-      expect(cut).toBe(true);
+      expect(dropping.cut).toBe(true);
       // The client resumed after the first progress event it saw.
-      expect(resumedWith).toHaveLength(1);
-      expect(resumedWith[0]).toMatch(/^[0-9a-f-]{36}:1$/);
+      expect(dropping.resumedWith).toHaveLength(1);
+      expect(dropping.resumedWith[0]).toMatch(/^[0-9a-f-]{36}:1$/);
       // Every step's progress once, in order, the ones sent after the drop included.
       expect(progress.length).toBeGreaterThanOrEqual(3);
       expect(progress).toEqual(progress.map((_value, index) => index + 1));
@@ -110,29 +97,16 @@ describe("a dropped call stream resumed with Last-Event-ID through wrangler dev"
       return textReply(`downstream said: ${results.map((r) => r.content).join(" | ")}`);
     });
 
-    const resumedWith: string[] = [];
-    let cut = false;
-    const fetchAtOnce = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const lastEventId = new Headers(init?.headers).get("last-event-id");
-      if (init?.method === "GET" && lastEventId) resumedWith.push(lastEventId);
-      const response = await fetch(input, init);
-      const isCall = init?.method === "POST" && typeof init.body === "string" && init.body.includes('"tools/call"');
-      if (!isCall || cut || !response.body) return response;
-      cut = true;
-      return new Response(
-        dropAfterFirstProgress(retryAtOnce(response.body), () => undefined),
-        { status: response.status, headers: response.headers },
-      );
-    };
+    const dropping = cuttingFirstCall((body) => dropAfterFirstProgress(retryAtOnce(body), () => undefined));
     const client = new Client({ name: "slipsnisse-e2e-resume-at-once", version: "0.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: fetchAtOnce }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.dev.baseUrl}/mcp`), { fetch: dropping.fetch }));
     try {
       const result = await client.callTool(
         { name: "echo_expert", arguments: { query: "resume me at once" } },
         { onprogress: () => undefined, timeout: 30_000 },
       );
-      expect(cut).toBe(true);
-      expect(resumedWith).toHaveLength(1);
+      expect(dropping.cut).toBe(true);
+      expect(dropping.resumedWith).toHaveLength(1);
       const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? "";
       expect(result.isError).toBeFalsy();
       expect(text).toContain("downstream said:");
@@ -180,4 +154,22 @@ function retryAtOnce(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Arra
       },
     }),
   );
+}
+
+/**
+ * A fetch for the SDK client whose first `tools/call` response stream is passed through `cut`
+ * (which drops it), and which notes the Last-Event-ID of every resume the client then sends.
+ */
+function cuttingFirstCall(cut: (body: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>) {
+  const state = { cut: false, resumedWith: [] as string[] };
+  const fetchCut = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const lastEventId = new Headers(init?.headers).get("last-event-id");
+    if (init?.method === "GET" && lastEventId) state.resumedWith.push(lastEventId);
+    const response = await fetch(input, init);
+    const isCall = init?.method === "POST" && typeof init.body === "string" && init.body.includes('"tools/call"');
+    if (!isCall || state.cut || !response.body) return response;
+    state.cut = true;
+    return new Response(cut(response.body), { status: response.status, headers: response.headers });
+  };
+  return Object.assign(state, { fetch: fetchCut });
 }
