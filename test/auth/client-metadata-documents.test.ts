@@ -6,13 +6,12 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ensureMetadataDocumentClient } from "../../src/auth/cimd/client-metadata-document";
-import { createOAuthWorker } from "../../src/auth/create-oauth-worker";
 import { guardedOutboundFetch } from "../../src/downstream/guarded-fetch";
 import { refuseDownstreamUrl } from "../../src/downstream/url-guard";
-import { devVars, loopbackOrigin, type TestWorker, mcpWhoamiWorker } from "./helpers/auth-test-worker";
+import { authTestWorker, devVars, loopbackOrigin, mcpWhoamiWorker, type TestWorker } from "./helpers/auth-test-worker";
 import { authorizeThroughDev, browserSignIn, discover, exchangeCode, openConsent, refresh, tokenRequest } from "./helpers/oauth-test-client";
 
 /**
@@ -32,27 +31,13 @@ interface Served {
 /** A Worker whose CIMD fetch serves `documents` by URL and counts the fetches. */
 function cimdWorker(documents: Map<string, Served>): TestWorker & { fetched: string[] } {
   const fetched: string[] = [];
-  const worker = createOAuthWorker({
-    config: devVars,
-    apiHandler: { fetch: (_request, _env, ctx) => Response.json({ props: ctx.props }) },
-    defaultHandler: { fetch: () => new Response("default handler") },
-    clientMetadataFetch: () => async (url) => {
-      fetched.push(url);
-      const served = documents.get(url);
-      if (!served) return new Response("not found", { status: 404 });
-      return new Response(served.body, { status: served.status ?? 200, headers: { "content-type": "application/json", ...served.headers } });
-    },
+  const worker = authTestWorker(devVars, undefined, () => async (url) => {
+    fetched.push(url);
+    const served = documents.get(url);
+    if (!served) return new Response("not found", { status: 404 });
+    return new Response(served.body, { status: served.status ?? 200, headers: { "content-type": "application/json", ...served.headers } });
   });
-  return {
-    fetched,
-    async fetch(input, init) {
-      const ctx = createExecutionContext();
-      const response = await worker.fetch(new Request(input, { redirect: "manual", ...init }), env, ctx);
-      await waitOnExecutionContext(ctx);
-      return response;
-    },
-    helpers: (origin) => worker.helpers(env, origin),
-  };
+  return { ...worker, fetched };
 }
 
 function documentFor(clientId: string, redirectUris: string[], extra: Record<string, unknown> = {}): Served {

@@ -27,10 +27,15 @@ export interface TestWorker {
 }
 
 /** A Worker built from createOAuthWorker with an echo API handler, called in-process. */
-export function authTestWorker(config: AuthVars = devVars, upstreamFetch?: UpstreamFetch): TestWorker {
+export function authTestWorker(
+  config: AuthVars = devVars,
+  upstreamFetch?: UpstreamFetch,
+  clientMetadataFetch?: CreateOAuthWorkerOptions["clientMetadataFetch"],
+): TestWorker {
   const worker = createOAuthWorker({
     config,
     upstreamFetch,
+    ...(clientMetadataFetch === undefined ? {} : { clientMetadataFetch }),
     apiHandler: {
       fetch(request, handlerEnv, ctx) {
         const seen: EchoSeen = {
