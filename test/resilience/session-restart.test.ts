@@ -53,13 +53,7 @@ describe("ExpertSession across restarts", () => {
   it("a run a restart cut off is closed as interrupted, not left running", async () => {
     const runId = crypto.randomUUID();
     await runInDurableObject(sessionOf(skill), (_instance, state) => {
-      state.storage.sql.exec(
-        `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
-         VALUES (?, ?, 'notes', 'u-carol', NULL, 1, 'openai-compatible', NULL, 'running', ?)`,
-        runId,
-        skill,
-        Date.now(),
-      );
+      stageCutRun(state.storage.sql, runId);
     });
     expect(await sessionOf(skill).run(runId)).toMatchObject({ outcome: "running" });
     await abortAllDurableObjects();
@@ -79,13 +73,7 @@ describe("ExpertSession across restarts", () => {
     const runId = crypto.randomUUID();
     const streamId = crypto.randomUUID();
     await runInDurableObject(sessionOf(skill), (_instance, state) => {
-      state.storage.sql.exec(
-        `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
-         VALUES (?, ?, 'notes', 'u-carol', NULL, 1, 'openai-compatible', NULL, 'running', ?)`,
-        runId,
-        skill,
-        Date.now(),
-      );
+      stageCutRun(state.storage.sql, runId);
       state.storage.sql.exec(
         `INSERT INTO call_streams (id, run_id, request_id, progress_token, structured_expected, opened_at, deadline_at) VALUES (?, ?, '5', '"tok"', 0, ?, ?)`,
         streamId,
@@ -108,3 +96,14 @@ describe("ExpertSession across restarts", () => {
     expect(new Set(after.map((run) => run.outcome))).toEqual(new Set(["ok", "interrupted"]));
   });
 });
+
+/** The row a run leaves behind when its instance dies mid-flight: inserted "running", never finished. */
+function stageCutRun(sql: SqlStorage, runId: string): void {
+  sql.exec(
+    `INSERT INTO runs (id, skill, expert, user_id, thread_id, catalog_version, provider, model, outcome, started_at)
+     VALUES (?, ?, 'notes', 'u-carol', NULL, 1, 'openai-compatible', NULL, 'running', ?)`,
+    runId,
+    skill,
+    Date.now(),
+  );
+}
